@@ -1,0 +1,73 @@
+import { mintApiKey } from '../platform/auth.ts'
+import { isScope, SCOPES, type Scope } from '../platform/scopes.ts'
+import { optional, parseDuration, parseFlags, required, UsageError } from './args.ts'
+import { type AdminContext, ownerExists } from './owner.ts'
+
+function parseScopes(text: string | undefined, all: boolean): Scope[] {
+  if (all && text !== undefined) throw new UsageError('use either --scopes or --all-scopes, not both')
+  if (all || text === undefined) return [...SCOPES]
+  const scopes = [...new Set(text.split(',').map((s) => s.trim()).filter(Boolean))]
+  if (scopes.length === 0) throw new UsageError('--scopes needs at least one scope')
+  const unknown = scopes.filter((s) => !isScope(s))
+  if (unknown.length) throw new UsageError(`unknown scope ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`)
+  return scopes as Scope[]
+}
+
+const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString())
+
+export async function keyCommand(ctx: AdminContext, sub: string | undefined, args: string[]): Promise<void> {
+  switch (sub) {
+    case 'create': {
+      const { flags } = parseFlags(args, ['owner', 'scopes', 'name', 'expires-in'], ['all-scopes'])
+      const ownerId = required(flags, 'owner')
+      const scopes = parseScopes(optional(flags, 'scopes'), flags['all-scopes'] === true)
+      const name = optional(flags, 'name') ?? null
+      if (name !== null && name.length > 200) throw new UsageError('--name must be at most 200 characters')
+      const expiresIn = optional(flags, 'expires-in')
+      const ttl = expiresIn === undefined ? null : parseDuration(expiresIn)
+      ownerExists(ctx.control, ownerId)
+      const minted = await mintApiKey()
+      const now = Date.now()
+      ctx.control.createKey({
+        id: minted.keyId,
+        ownerId,
+        name,
+        scopes,
+        secretHash: minted.secretHash,
+        createdAt: now,
+        lastUsedAt: null,
+        expiresAt: ttl === null ? null : now + ttl,
+        revokedAt: null,
+      })
+      ctx.out.result(
+        { id: minted.keyId, key: minted.plaintext, scopes },
+        `Created key ${minted.keyId} with scopes ${scopes.join(', ')}.\nThis is the only time the key is shown:\n\n  ${minted.plaintext}\n`,
+      )
+      return
+    }
+    case 'list': {
+      const { flags } = parseFlags(args, ['owner'])
+      const ownerId = required(flags, 'owner')
+      ownerExists(ctx.control, ownerId)
+      const keys = ctx.control
+        .listKeys(ownerId)
+        .map(({ id, name, scopes, createdAt, lastUsedAt, expiresAt, revokedAt }) => ({ id, name, scopes, createdAt, lastUsedAt, expiresAt, revokedAt }))
+      const lines = keys.map(
+        (k) =>
+          `${k.id}  ${k.revokedAt ? 'revoked' : 'active '}  ${k.name ?? '-'}  created ${iso(k.createdAt)}  last used ${iso(k.lastUsedAt)}  expires ${iso(k.expiresAt)}  [${k.scopes.join(',')}]`,
+      )
+      ctx.out.result({ keys }, keys.length ? lines.join('\n') : 'No keys for this owner.')
+      return
+    }
+    case 'revoke': {
+      const { positionals } = parseFlags(args, [])
+      const [keyId, ...extra] = positionals
+      if (!keyId || extra.length) throw new UsageError('usage: key revoke KEY_ID')
+      if (!ctx.control.revokeKey(keyId, Date.now())) throw new UsageError(`no key with id "${keyId}"`)
+      ctx.out.result({ id: keyId, revoked: true }, `Revoked ${keyId}; it stops working on its next request.`)
+      return
+    }
+    default:
+      throw new UsageError(sub ? `unknown command "key ${sub}"; use create, list or revoke` : 'key needs a command: create, list or revoke')
+  }
+}

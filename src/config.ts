@@ -1,0 +1,42 @@
+import { resolve } from 'node:path'
+
+/** Runtime settings, read once from the environment (CONTRACT §1). */
+export interface Config {
+  port: number
+  host: string
+  dataDir: string
+  rateLimitPerMinute: number
+  rateLimitPerDay: number
+  anonRateLimitPerMinute: number
+  anonRateLimitPerDay: number
+  idempotencyTtlHours: number
+  /** How many tenant databases stay open at once (least recently used are closed). */
+  tenantCacheSize: number
+}
+
+export class ConfigError extends Error {}
+
+function intFrom(env: Record<string, string | undefined>, name: string, fallback: number, min: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return fallback
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`)
+  const value = Number(raw.trim())
+  if (!Number.isSafeInteger(value) || value < min) throw new ConfigError(`${name} must be at least ${min}, got "${raw}"`)
+  return value
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const port = intFrom(env, 'PORT', 3000, 0)
+  if (port > 65535) throw new ConfigError(`PORT must be between 0 and 65535, got "${env.PORT}"`)
+  return {
+    port,
+    host: env.HOST?.trim() || '0.0.0.0',
+    dataDir: resolve(env.DATA_DIR?.trim() || './data'),
+    rateLimitPerMinute: intFrom(env, 'RATE_LIMIT_PER_MINUTE', 120, 1),
+    rateLimitPerDay: intFrom(env, 'RATE_LIMIT_PER_DAY', 10000, 1),
+    anonRateLimitPerMinute: intFrom(env, 'ANON_RATE_LIMIT_PER_MINUTE', 30, 1),
+    anonRateLimitPerDay: intFrom(env, 'ANON_RATE_LIMIT_PER_DAY', 1000, 1),
+    idempotencyTtlHours: intFrom(env, 'IDEMPOTENCY_TTL_HOURS', 24, 1),
+    tenantCacheSize: intFrom(env, 'TENANT_CACHE_SIZE', 256, 1),
+  }
+}

@@ -1,0 +1,30 @@
+import { customType } from 'drizzle-orm/sqlite-core'
+
+/**
+ * Column types for databases opened with `safeIntegers`, where SQLite hands back every
+ * INTEGER as a bigint. Money keeps the bigint; the rest become plain numbers and booleans.
+ */
+export const money = customType<{ data: bigint; driverData: bigint | number }>({
+  dataType: () => 'integer',
+  fromDriver: (value) => BigInt(value),
+})
+
+/** Unix epoch milliseconds (and small counters), exact as numbers. */
+export const int = customType<{ data: number; driverData: bigint | number }>({
+  dataType: () => 'integer',
+  fromDriver: (value) => Number(value),
+})
+
+export const flag = customType<{ data: boolean; driverData: bigint | number }>({
+  dataType: () => 'integer',
+  toDriver: (value) => (value ? 1 : 0),
+  fromDriver: (value) => Number(value) === 1,
+})
+
+/** JSON stored as TEXT (string arrays, custom fields). */
+export const json = <T>(name: string) =>
+  customType<{ data: T; driverData: string }>({
+    dataType: () => 'text',
+    toDriver: (value) => JSON.stringify(value),
+    fromDriver: (value) => JSON.parse(value) as T,
+  })(name)

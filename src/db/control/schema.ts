@@ -1,0 +1,57 @@
+import { index, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { int, json } from '../columns.ts'
+
+/** The shared control database: who may call, and the bookkeeping of calls. */
+export const owners = sqliteTable('owners', {
+  id: text('id').primaryKey(),
+  name: text('name'),
+  email: text('email'),
+  country: text('country'),
+  defaultCurrency: text('default_currency'),
+  preferredLanguage: text('preferred_language'),
+  tier: text('tier', { enum: ['pro', 'free'] }).notNull(),
+  createdAt: int('created_at').notNull(),
+})
+
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    ownerId: text('owner_id')
+      .notNull()
+      .references(() => owners.id),
+    name: text('name'),
+    scopes: json<string[]>('scopes').notNull(),
+    /** argon2id hash of the secret part; the plaintext is never stored. */
+    secretHash: text('secret_hash').notNull(),
+    createdAt: int('created_at').notNull(),
+    lastUsedAt: int('last_used_at'),
+    expiresAt: int('expires_at'),
+    revokedAt: int('revoked_at'),
+  },
+  (table) => [index('api_keys_owner_idx').on(table.ownerId, table.createdAt)],
+)
+
+export const idempotencyRecords = sqliteTable(
+  'idempotency_records',
+  {
+    ownerId: text('owner_id').notNull(),
+    key: text('key').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    status: int('status').notNull(),
+    body: text('body').notNull(),
+    location: text('location'),
+    requestId: text('request_id').notNull(),
+    createdAt: int('created_at').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.ownerId, table.key] }), index('idempotency_created_idx').on(table.createdAt)],
+)
+
+export const rateLimitCounters = sqliteTable('rate_limit_counters', {
+  bucket: text('bucket').primaryKey(),
+  minuteWindow: int('minute_window').notNull(),
+  minuteCount: int('minute_count').notNull(),
+  dayWindow: int('day_window').notNull(),
+  dayCount: int('day_count').notNull(),
+})
+

@@ -1,0 +1,130 @@
+import type { Database } from 'bun:sqlite'
+import { and, asc, eq, lt, sql } from 'drizzle-orm'
+import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
+import { join } from 'node:path'
+import { migrations } from '../../../drizzle/control/manifest.ts'
+import { openDatabase } from '../sqlite.ts'
+import { apiKeys, idempotencyRecords, owners, rateLimitCounters } from './schema.ts'
+
+export type Owner = typeof owners.$inferSelect
+export type ApiKeyRow = typeof apiKeys.$inferSelect
+export type StoredResponse = Omit<typeof idempotencyRecords.$inferSelect, 'ownerId' | 'key'>
+export type RateLimitRow = typeof rateLimitCounters.$inferSelect
+
+/** The key and its owner, as authentication needs them on every request. */
+export type KeyWithOwner = { key: ApiKeyRow; owner: Owner }
+
+/** `DATA_DIR/control.db`: owners, API keys, idempotency records and rate-limit counters. */
+export class ControlStore {
+  readonly sqlite: Database
+  readonly db: BunSQLiteDatabase
+
+  constructor(dataDir: string) {
+    this.sqlite = openDatabase(join(dataDir, 'control.db'), { synchronous: 'NORMAL', migrations })
+    this.db = drizzle({ client: this.sqlite })
+  }
+
+  private readonly keyWithOwner = () =>
+    this.db
+      .select({ key: apiKeys, owner: owners })
+      .from(apiKeys)
+      .innerJoin(owners, eq(owners.id, apiKeys.ownerId))
+      .where(eq(apiKeys.id, sql.placeholder('id')))
+      .prepare()
+  private keyLookup?: ReturnType<typeof this.keyWithOwner>
+
+  /** One indexed lookup, done on every authenticated request (revocation and expiry are live). */
+  findKey(id: string): KeyWithOwner | undefined {
+    this.keyLookup ??= this.keyWithOwner()
+    return this.keyLookup.get({ id })
+  }
+
+  createOwner(owner: Owner): void {
+    this.db.insert(owners).values(owner).run()
+  }
+
+  findOwner(id: string): Owner | undefined {
+    return this.db.select().from(owners).where(eq(owners.id, id)).get()
+  }
+
+  listOwners(): Owner[] {
+    return this.db.select().from(owners).orderBy(asc(owners.createdAt), asc(owners.id)).all()
+  }
+
+  hasOwners(): boolean {
+    return this.db.select({ id: owners.id }).from(owners).limit(1).all().length > 0
+  }
+
+  createKey(key: ApiKeyRow): void {
+    this.db.insert(apiKeys).values(key).run()
+  }
+
+  listKeys(ownerId: string): ApiKeyRow[] {
+    return this.db.select().from(apiKeys).where(eq(apiKeys.ownerId, ownerId)).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id)).all()
+  }
+
+  /** Revokes a key once; a second revoke keeps the first time. Returns false for an unknown id. */
+  revokeKey(id: string, at: number): boolean {
+    const found = this.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id)).get()
+    if (!found) return false
+    this.db.update(apiKeys).set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${at})` }).where(eq(apiKeys.id, id)).run()
+    return true
+  }
+
+  touchKeys(lastUsed: Map<string, number>): void {
+    if (lastUsed.size === 0) return
+    this.db.transaction((tx) => {
+      for (const [id, at] of lastUsed) tx.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, id)).run()
+    })
+  }
+
+  findResponse(ownerId: string, key: string): StoredResponse | undefined {
+    return this.db
+      .select({
+        fingerprint: idempotencyRecords.fingerprint,
+        status: idempotencyRecords.status,
+        body: idempotencyRecords.body,
+        location: idempotencyRecords.location,
+        requestId: idempotencyRecords.requestId,
+        createdAt: idempotencyRecords.createdAt,
+      })
+      .from(idempotencyRecords)
+      .where(and(eq(idempotencyRecords.ownerId, ownerId), eq(idempotencyRecords.key, key)))
+      .get()
+  }
+
+  saveResponse(ownerId: string, key: string, response: StoredResponse): void {
+    this.db
+      .insert(idempotencyRecords)
+      .values({ ownerId, key, ...response })
+      .onConflictDoNothing()
+      .run()
+  }
+
+  purgeResponses(olderThan: number): void {
+    this.db.delete(idempotencyRecords).where(lt(idempotencyRecords.createdAt, olderThan)).run()
+  }
+
+  findCounter(bucket: string): RateLimitRow | undefined {
+    return this.db.select().from(rateLimitCounters).where(eq(rateLimitCounters.bucket, bucket)).get()
+  }
+
+  saveCounters(rows: RateLimitRow[]): void {
+    if (rows.length === 0) return
+    this.db.transaction((tx) => {
+      for (const row of rows) {
+        tx.insert(rateLimitCounters)
+          .values(row)
+          .onConflictDoUpdate({
+            target: rateLimitCounters.bucket,
+            set: { minuteWindow: row.minuteWindow, minuteCount: row.minuteCount, dayWindow: row.dayWindow, dayCount: row.dayCount },
+          })
+          .run()
+      }
+    })
+  }
+
+  close(): void {
+    this.sqlite.close()
+  }
+}

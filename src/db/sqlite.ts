@@ -1,0 +1,54 @@
+import { Database } from 'bun:sqlite'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+
+export interface Migration {
+  tag: string
+  when: number
+  sql: string
+}
+
+/**
+ * Opens a database file with the pragmas every pfin database needs and brings its schema
+ * up to date. `safeIntegers` makes SQLite hand back INTEGERs as bigint, so money is exact.
+ */
+export function openDatabase(path: string, options: { synchronous: 'FULL' | 'NORMAL'; migrations: Migration[] }): Database {
+  mkdirSync(dirname(path), { recursive: true })
+  const db = new Database(path, { create: true, strict: true, safeIntegers: true })
+  try {
+    db.run('PRAGMA busy_timeout = 5000')
+    db.run('PRAGMA journal_mode = WAL')
+    db.run(`PRAGMA synchronous = ${options.synchronous}`)
+    db.run('PRAGMA foreign_keys = ON')
+    migrate(db, options.migrations)
+  } catch (error) {
+    db.close()
+    throw error
+  }
+  return db
+}
+
+/**
+ * Applies pending migrations, recorded in drizzle's own `__drizzle_migrations` table so
+ * drizzle-kit sees the same history. Unlike drizzle's migrator it reads the history inside
+ * an IMMEDIATE transaction, so a server and an admin command opening the same file at
+ * once cannot both apply a migration.
+ */
+function migrate(db: Database, migrations: Migration[]): void {
+  db.run('CREATE TABLE IF NOT EXISTS "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)')
+  const latest = db.query<{ at: bigint | number | null }, []>('SELECT max(created_at) AS at FROM "__drizzle_migrations"')
+  const record = db.query('INSERT INTO "__drizzle_migrations" ("hash", "created_at") VALUES (?, ?)')
+  const pending = () => {
+    const at = Number(latest.get()?.at ?? 0)
+    return migrations.filter((m) => m.when > at)
+  }
+  if (pending().length === 0) return
+  db.transaction(() => {
+    for (const migration of pending()) {
+      for (const statement of migration.sql.split('--> statement-breakpoint')) {
+        if (statement.trim()) db.run(statement)
+      }
+      record.run(new Bun.CryptoHasher('sha256').update(migration.sql).digest('hex'), migration.when)
+    }
+  }).immediate()
+}

@@ -1,0 +1,165 @@
+import { sql } from 'drizzle-orm'
+import { type AnySQLiteColumn, index, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { flag, int, json, money } from '../columns.ts'
+
+/**
+ * One owner's database: everything the owner owns and nothing else, so a copy of the
+ * file is a complete export.
+ */
+
+/** Who this file belongs to, copied from the control database when the owner is made. */
+export const profile = sqliteTable('profile', {
+  id: text('id').primaryKey(),
+  name: text('name'),
+  email: text('email'),
+  country: text('country'),
+  defaultCurrency: text('default_currency'),
+  preferredLanguage: text('preferred_language'),
+  createdAt: int('created_at').notNull(),
+})
+
+export type CustomField = { label: string; value: string }
+
+export const accounts = sqliteTable(
+  'accounts',
+  {
+    id: text('id').primaryKey(),
+    externalId: text('external_id'),
+    name: text('name').notNull(),
+    type: text('type', { enum: ['physical', 'bank', 'ewallet', 'card', 'investment', 'crypto', 'loan', 'other'] }).notNull(),
+    subtype: text('subtype'),
+    providerSlug: text('provider_slug'),
+    secondaryProviderSlug: text('secondary_provider_slug'),
+    balance: money('balance').notNull(),
+    currency: text('currency').notNull(),
+    color: text('color'),
+    icon: text('icon'),
+    linkedAccountId: text('linked_account_id').references((): AnySQLiteColumn => accounts.id),
+    isArchived: flag('is_archived').notNull(),
+    isLiability: flag('is_liability').notNull(),
+    isFavourite: flag('is_favourite').notNull(),
+    showInDashboard: flag('show_in_dashboard').notNull(),
+    isHidden: flag('is_hidden').notNull(),
+    notes: text('notes'),
+    sortOrder: real('sort_order'),
+    accountNumber: text('account_number'),
+    customFields: json<CustomField[]>('custom_fields').notNull(),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('accounts_external_id_idx').on(t.externalId),
+    index('accounts_list_idx').on(t.isArchived, t.createdAt, t.id),
+    index('accounts_created_idx').on(t.createdAt, t.id),
+  ],
+)
+
+export const categories = sqliteTable(
+  'categories',
+  {
+    id: text('id').primaryKey(),
+    externalId: text('external_id'),
+    name: text('name').notNull(),
+    icon: text('icon'),
+    color: text('color'),
+    type: text('type', { enum: ['expense', 'income'] }),
+    parentId: text('parent_id').references((): AnySQLiteColumn => categories.id),
+    presetKey: text('preset_key'),
+    isArchived: flag('is_archived').notNull(),
+    isSystem: flag('is_system').notNull(),
+    countries: json<string[] | null>('countries'),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('categories_external_id_idx').on(t.externalId),
+    index('categories_list_idx').on(t.isSystem, t.createdAt, t.id),
+    index('categories_parent_idx').on(t.parentId),
+  ],
+)
+
+export const payees = sqliteTable(
+  'payees',
+  {
+    id: text('id').primaryKey(),
+    externalId: text('external_id'),
+    name: text('name').notNull(),
+    normalizedName: text('normalized_name').notNull(),
+    aliases: json<string[]>('aliases').notNull(),
+    /** Normalized name and aliases joined by newlines: what `q` searches. */
+    searchText: text('search_text').notNull(),
+    categoryId: text('category_id').references(() => categories.id),
+    linkedPersonId: text('linked_person_id'),
+    isMerchant: flag('is_merchant').notNull(),
+    transactionCount: int('transaction_count').notNull(),
+    totalSpent: money('total_spent').notNull(),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('payees_external_id_idx').on(t.externalId),
+    uniqueIndex('payees_normalized_name_idx').on(t.normalizedName),
+    index('payees_created_idx').on(t.createdAt, t.id),
+    index('payees_usage_idx').on(t.transactionCount, t.createdAt, t.id),
+  ],
+)
+
+/** Normalized aliases, so `payeeName` resolves an alias with one index lookup. */
+export const payeeAliases = sqliteTable(
+  'payee_aliases',
+  {
+    payeeId: text('payee_id')
+      .notNull()
+      .references(() => payees.id, { onDelete: 'cascade' }),
+    normalizedAlias: text('normalized_alias').notNull(),
+  },
+  (t) => [uniqueIndex('payee_aliases_pk').on(t.payeeId, t.normalizedAlias), index('payee_aliases_lookup_idx').on(t.normalizedAlias)],
+)
+
+export const transactions = sqliteTable(
+  'transactions',
+  {
+    id: text('id').primaryKey(),
+    externalId: text('external_id'),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    categoryId: text('category_id').references(() => categories.id),
+    payeeId: text('payee_id').references(() => payees.id),
+    amount: money('amount').notNull(),
+    date: text('date').notNull(),
+    note: text('note'),
+    time: text('time'),
+    isTransfer: flag('is_transfer').notNull(),
+    transferToAccountId: text('transfer_to_account_id').references(() => accounts.id),
+    destinationAmount: money('destination_amount'),
+    /** Stored as sent (its JSON text), so it reads back unchanged. */
+    exchangeRate: text('exchange_rate'),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('transactions_external_id_idx').on(t.externalId),
+    index('transactions_list_idx').on(t.date, t.createdAt, t.id),
+    index('transactions_account_idx').on(t.accountId, t.date, t.createdAt, t.id),
+    index('transactions_transfer_to_idx')
+      .on(t.transferToAccountId, t.date, t.createdAt, t.id)
+      .where(sql`transfer_to_account_id IS NOT NULL`),
+    index('transactions_category_idx').on(t.categoryId, t.date, t.createdAt, t.id),
+    index('transactions_payee_idx').on(t.payeeId, t.date, t.createdAt, t.id),
+  ],
+)
+
+/**
+ * The idempotency keys whose writes this file holds, written in the same transaction as
+ * the write itself: a retry after a crash finds its response here and never writes twice.
+ */
+export const appliedRequests = sqliteTable(
+  'applied_requests',
+  {
+    key: text('key').primaryKey(),
+    fingerprint: text('fingerprint').notNull(),
+    status: int('status').notNull(),
+    body: text('body').notNull(),
+    location: text('location'),
+    requestId: text('request_id').notNull(),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [index('applied_requests_created_idx').on(t.createdAt)],
+)

@@ -1,0 +1,5 @@
+import type { AnyRoute } from '../platform/route.ts'
+import { meRoutes } from './me/routes.ts'
+
+/** Every /v1 route, in the order they appear in the API document. */
+export const routes: AnyRoute[] = [...meRoutes]

@@ -1,0 +1,35 @@
+import { t } from 'elysia'
+import type { AuthContext } from '../../platform/auth.ts'
+import { SCOPES } from '../../platform/scopes.ts'
+
+export const Me = t.Object(
+  {
+    id: t.String({ examples: ['own_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b'] }),
+    name: t.Union([t.String(), t.Null()]),
+    email: t.Union([t.String(), t.Null()]),
+    country: t.Union([t.String({ description: 'ISO 3166-1 alpha-2' }), t.Null()]),
+    defaultCurrency: t.Union([t.String(), t.Null()]),
+    preferredLanguage: t.Union([t.String({ description: 'BCP 47 tag' }), t.Null()]),
+    tier: t.Union([t.Literal('pro'), t.Literal('free')]),
+    accessMode: t.Literal('self', { description: '`self` in v1; `delegated` is reserved' }),
+    scopes: t.Array(t.String({ enum: [...SCOPES] })),
+  },
+  { title: 'Me', additionalProperties: false },
+)
+
+export const MeResponse = t.Object({ data: Me }, { title: 'MeResponse', additionalProperties: false })
+
+export function toMe(auth: AuthContext): typeof Me.static {
+  const owner = auth.subject
+  return {
+    id: owner.id,
+    name: owner.name,
+    email: owner.email,
+    country: owner.country,
+    defaultCurrency: owner.defaultCurrency,
+    preferredLanguage: owner.preferredLanguage,
+    tier: owner.tier,
+    accessMode: auth.accessMode,
+    scopes: [...auth.principal.scopes],
+  }
+}

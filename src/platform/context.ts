@@ -1,0 +1,52 @@
+import type { Config } from '../config.ts'
+import type { ControlStore } from '../db/control/store.ts'
+import type { TenantRegistry } from '../db/tenant/registry.ts'
+import type { AuthContext, Authenticator } from './auth.ts'
+import type { IdempotencyStore, StoredResponse } from './idempotency.ts'
+import type { RateLimiter } from './rate-limit.ts'
+
+/** The long-lived services a request may use, built once by the server. */
+export interface Platform {
+  config: Config
+  control: ControlStore
+  tenants: TenantRegistry
+  authenticator: Authenticator
+  limiter: RateLimiter
+  idempotency: IdempotencyStore
+  log: (message: string) => void
+}
+
+/** What the pipeline learns about one request, kept beside it until the response is made. */
+export interface RequestState {
+  requestId: string
+  ip: string
+  auth?: AuthContext
+  body?: unknown
+  idempotency?: { ownerId: string; key: string; fingerprint: string; token?: symbol }
+  replay?: StoredResponse
+}
+
+const states = new WeakMap<Request, RequestState>()
+
+export function beginRequest(request: Request, requestId: string, ip: string): RequestState {
+  const state: RequestState = { requestId, ip }
+  states.set(request, state)
+  return state
+}
+
+export function requestState(request: Request): RequestState {
+  const state = states.get(request)
+  if (!state) throw new Error('request state missing: onRequest hook did not run')
+  return state
+}
+
+export function findRequestState(request: Request): RequestState | undefined {
+  return states.get(request)
+}
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
+
+/** A client-sent X-Request-Id when it is a sane token, otherwise a fresh one. */
+export function chooseRequestId(sent: string | null): string {
+  return sent && SANE_REQUEST_ID.test(sent) ? sent : `req_${Bun.randomUUIDv7().replaceAll('-', '')}`
+}

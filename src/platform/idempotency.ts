@@ -1,0 +1,86 @@
+import { eq, sql } from 'drizzle-orm'
+import type { ControlStore, StoredResponse } from '../db/control/store.ts'
+import type { Tenant, TenantDrizzle } from '../db/tenant/registry.ts'
+import { appliedRequests } from '../db/tenant/schema.ts'
+import { ApiError } from './errors.ts'
+
+/**
+ * Idempotency (CONTRACT §8). A key is scoped to its owner; its fingerprint is method +
+ * path + SHA-256 of the canonical body. The response of a write is recorded in the tenant
+ * file inside the write's own transaction, then copied to the control database; a retry
+ * after a crash between the two finds it in the tenant file, so nothing runs twice.
+ */
+export type { StoredResponse }
+
+const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/
+
+/** Reads the `Idempotency-Key` header of a POST or PATCH: 400 when it is absent or malformed. */
+export function readIdempotencyKey(header: string | null): string {
+  if (header === null || header.trim() === '') {
+    throw new ApiError('idempotency_key_missing', 'The Idempotency-Key header is required on POST and PATCH requests')
+  }
+  if (!KEY_FORMAT.test(header)) {
+    throw new ApiError('idempotency_key_invalid', 'Idempotency-Key must be 1 to 255 printable ASCII characters')
+  }
+  return header
+}
+
+export function fingerprint(method: string, path: string, canonicalBody: string): string {
+  const bodyHash = new Bun.CryptoHasher('sha256').update(canonicalBody).digest('hex')
+  return `${method} ${path} ${bodyHash}`
+}
+
+const appliedLookup = (db: TenantDrizzle) =>
+  db.select().from(appliedRequests).where(eq(appliedRequests.key, sql.placeholder('key'))).prepare()
+
+export class IdempotencyStore {
+  /** Keys whose first request is still running, with the token of the request that holds it. */
+  private readonly inFlight = new Map<string, symbol>()
+
+  constructor(
+    private readonly control: ControlStore,
+    readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The stored response for this key, from the control database or else from the tenant file. */
+  find(tenant: Tenant, key: string): StoredResponse | undefined {
+    const cutoff = this.now() - this.ttlMs
+    const stored = this.control.findResponse(tenant.ownerId, key)
+    if (stored && stored.createdAt >= cutoff) return stored
+    const applied = tenant.prepared(appliedLookup).get({ key })
+    if (!applied || applied.createdAt < cutoff) return undefined
+    const { key: _key, ...response } = applied
+    this.control.saveResponse(tenant.ownerId, key, response)
+    return response
+  }
+
+  /** Claims the key for this request; null when another request holds it. */
+  claim(ownerId: string, key: string): symbol | null {
+    const slot = `${ownerId}\n${key}`
+    if (this.inFlight.has(slot)) return null
+    const token = Symbol(slot)
+    this.inFlight.set(slot, token)
+    return token
+  }
+
+  release(ownerId: string, key: string, token: symbol): void {
+    const slot = `${ownerId}\n${key}`
+    if (this.inFlight.get(slot) === token) this.inFlight.delete(slot)
+  }
+
+  /** Records the response in the tenant file; call inside the write's transaction. */
+  recordInTenant(tenant: Tenant, key: string, response: StoredResponse): void {
+    tenant.db.insert(appliedRequests).values({ key, ...response }).run()
+  }
+
+  recordInControl(ownerId: string, key: string, response: StoredResponse): void {
+    this.control.saveResponse(ownerId, key, response)
+  }
+
+  purge(tenants: Tenant[]): void {
+    const cutoff = this.now() - this.ttlMs
+    this.control.purgeResponses(cutoff)
+    for (const tenant of tenants) tenant.purgeAppliedRequests(cutoff)
+  }
+}

@@ -1,0 +1,68 @@
+import { numberSource, parseDecimalLexeme } from './json.ts'
+import { ApiError } from './errors.ts'
+
+/**
+ * Money is exact (CONTRACT §4): integers of 10⁻⁸ units, bigint in code, INTEGER in SQLite.
+ * Values come in as JSON numbers (read from their source text) and go out as raw JSON numbers.
+ */
+export const SCALE = 8
+const UNIT = 10n ** BigInt(SCALE)
+/** The largest magnitude accepted: ±92,233,720,368 (fits SQLite's signed 64-bit INTEGER with room). */
+export const MAX_UNITS = 92_233_720_368n * UNIT
+
+export type Units = bigint
+
+/** Parses a decimal lexeme into units, or explains why it is not a money value. */
+export function unitsFromLexeme(lexeme: string): Units | string {
+  const d = parseDecimalLexeme(lexeme)
+  if (!d) return 'must be a finite number'
+  if (-d.exponent > SCALE) return `must have at most ${SCALE} decimal places`
+  // Guard before scaling so 1e400 does not build a huge bigint.
+  if (d.coefficient.toString().length + d.exponent > 12) return 'must be between -92233720368 and 92233720368'
+  const units = d.coefficient * 10n ** BigInt(d.exponent + SCALE)
+  if (units > MAX_UNITS) return 'must be between -92233720368 and 92233720368'
+  return d.negative ? -units : units
+}
+
+/** Reads `holder[key]` (a validated JSON number) as exact units; 422 names the field otherwise. */
+export function readMoney(holder: object, key: string, field = key): Units {
+  const result = unitsFromLexeme(numberSource(holder, key))
+  if (typeof result === 'string') throw new ApiError('validation_failed', `${field} ${result}`)
+  return result
+}
+
+export function formatUnits(units: Units): string {
+  const negative = units < 0n
+  const abs = negative ? -units : units
+  const whole = abs / UNIT
+  let fraction = (abs % UNIT).toString().padStart(SCALE, '0').replace(/0+$/, '')
+  return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`
+}
+
+/** A money value for a response body: serialised verbatim by JSON.stringify, never through a double. */
+export function moneyJson(units: Units): number {
+  return JSON.rawJSON(formatUnits(units)) as number
+}
+
+/** Adds with the range check every stored balance and total must pass. */
+export function addUnits(a: Units, b: Units, what: string): Units {
+  const sum = a + b
+  if (sum > MAX_UNITS || sum < -MAX_UNITS) {
+    throw new ApiError('rule_violation', `${what} would exceed the supported range of ±92233720368`)
+  }
+  return sum
+}
+
+/** amount × rate, rounded half away from zero to 8 places; the rate is read from its source text. */
+export function multiplyByRate(amount: Units, rateLexeme: string): Units {
+  const d = parseDecimalLexeme(rateLexeme)
+  if (!d) throw new ApiError('validation_failed', 'exchangeRate must be a finite number')
+  let numerator = amount * d.coefficient
+  let denominator = 1n
+  if (d.exponent >= 0) numerator *= 10n ** BigInt(d.exponent)
+  else denominator = 10n ** BigInt(-d.exponent)
+  const negative = (numerator < 0n) !== d.negative
+  const absNum = numerator < 0n ? -numerator : numerator
+  const rounded = (absNum * 2n + denominator) / (2n * denominator)
+  return negative ? -rounded : rounded
+}

@@ -1,0 +1,205 @@
+import type { TSchema } from '@sinclair/typebox'
+import { t } from 'elysia'
+import { ERRORS, type ErrorCode } from './errors.ts'
+
+/**
+ * Builds each operation of /openapi.json from the same TypeBox schemas that validate the
+ * requests. Named schemas (those with a `title`) become components and are referenced.
+ */
+
+export const ProblemSchema = t.Object(
+  {
+    type: t.String({ format: 'uri', examples: ['urn:pfin:problem:not_found'] }),
+    title: t.String(),
+    detail: t.String(),
+    status: t.Integer(),
+    code: t.String({ enum: Object.keys(ERRORS) }),
+    request_id: t.String(),
+  },
+  { title: 'Problem', additionalProperties: false, description: 'An error, as application/problem+json (RFC 9457).' },
+)
+
+const integerHeader = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } })
+
+export const HEADERS = {
+  RequestId: { description: 'Request id; echoes a sane client-sent X-Request-Id. Equals `request_id` in error bodies.', schema: { type: 'string' } },
+  RateLimitLimitMinute: integerHeader('Requests allowed in the current UTC minute.'),
+  RateLimitRemainingMinute: integerHeader('Requests left in the current UTC minute, counting this one.'),
+  RateLimitResetMinute: integerHeader('Seconds until the minute window resets.'),
+  RateLimitLimitDay: integerHeader('Requests allowed in the current UTC day.'),
+  RateLimitRemainingDay: integerHeader('Requests left in the current UTC day, counting this one.'),
+  RateLimitResetDay: integerHeader('Seconds until the day window resets.'),
+  RetryAfter: integerHeader('Seconds to wait before retrying.'),
+  Location: { description: 'URL of the created resource.', schema: { type: 'string' } },
+  IdempotentReplayed: { description: '`true` when this is a stored response replayed for a repeated Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+} as const
+
+const COMMON_HEADERS = {
+  'X-Request-Id': { $ref: '#/components/headers/RequestId' },
+  'X-RateLimit-Limit-Minute': { $ref: '#/components/headers/RateLimitLimitMinute' },
+  'X-RateLimit-Remaining-Minute': { $ref: '#/components/headers/RateLimitRemainingMinute' },
+  'X-RateLimit-Reset-Minute': { $ref: '#/components/headers/RateLimitResetMinute' },
+  'X-RateLimit-Limit-Day': { $ref: '#/components/headers/RateLimitLimitDay' },
+  'X-RateLimit-Remaining-Day': { $ref: '#/components/headers/RateLimitRemainingDay' },
+  'X-RateLimit-Reset-Day': { $ref: '#/components/headers/RateLimitResetDay' },
+}
+
+type Json = Record<string, unknown>
+
+/** Deep copy as plain JSON (TypeBox keeps symbols), with titled sub-schemas moved to `components`. */
+export function toOpenApiSchema(schema: TSchema, components: Record<string, unknown>, isRoot = true): Json {
+  const plain = JSON.parse(JSON.stringify(schema)) as Json
+  return extract(plain, components, isRoot)
+}
+
+function extract(node: Json, components: Record<string, unknown>, isRoot: boolean): Json {
+  const isSchema = typeof node.type === 'string' || Array.isArray(node.anyOf)
+  const walked: Json = {}
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'properties' && value && typeof value === 'object') {
+      walked.properties = Object.fromEntries(Object.entries(value as Json).map(([name, child]) => [name, extract(child as Json, components, false)]))
+    } else if ((key === 'items' || key === 'additionalProperties') && value && typeof value === 'object') {
+      walked[key] = extract(value as Json, components, false)
+    } else if ((key === 'anyOf' || key === 'oneOf' || key === 'allOf') && Array.isArray(value)) {
+      walked[key] = value.map((child) => extract(child as Json, components, false))
+    } else {
+      walked[key] = value
+    }
+  }
+  if (isSchema && typeof node.title === 'string') {
+    components[node.title] = walked
+    return { $ref: `#/components/schemas/${node.title}` }
+  }
+  return walked
+}
+
+export interface OperationSpec {
+  method: string
+  path: string
+  operationId: string
+  summary: string
+  description?: string
+  tag: string
+  scopes: readonly string[]
+  body?: TSchema
+  query?: TSchema
+  params?: TSchema
+  response: TSchema
+  statuses: readonly number[]
+  errors: readonly ErrorCode[]
+  requestExample?: unknown
+  responseExample?: unknown
+}
+
+const SUCCESS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created' }
+
+/** The errors every authenticated route can return, and those of every POST and PATCH. */
+const AUTHENTICATED_ERRORS: ErrorCode[] = ['unauthorized', 'insufficient_scope', 'pro_tier_required', 'rate_limit_exceeded', 'internal_error']
+const WRITE_ERRORS: ErrorCode[] = [
+  'idempotency_key_missing',
+  'idempotency_key_invalid',
+  'malformed_json',
+  'idempotency_key_reused',
+  'idempotency_key_in_progress',
+  'payload_too_large',
+  'unsupported_media_type',
+  'validation_failed',
+]
+
+export function buildOperation(spec: OperationSpec, components: Record<string, unknown>): Json {
+  const parameters: Json[] = []
+  for (const [where, schema] of [
+    ['path', spec.params],
+    ['query', spec.query],
+  ] as const) {
+    if (!schema) continue
+    const plain = toOpenApiSchema(schema, components, false) as { properties?: Json; required?: string[] }
+    for (const [name, property] of Object.entries(plain.properties ?? {})) {
+      const { description, ...rest } = property as Json
+      parameters.push({ name, in: where, required: where === 'path' || (plain.required ?? []).includes(name), description, schema: rest })
+    }
+  }
+  const isWrite = spec.method === 'POST' || spec.method === 'PATCH'
+  if (isWrite) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' })
+
+  const responses: Json = {}
+  for (const status of spec.statuses) {
+    const headers: Json = { ...COMMON_HEADERS }
+    if (status === 201) headers.Location = { $ref: '#/components/headers/Location' }
+    if (isWrite) headers['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' }
+    const content: Json = { schema: toOpenApiSchema(spec.response, components) }
+    if (spec.responseExample !== undefined) content.example = spec.responseExample
+    responses[String(status)] = { description: SUCCESS_TEXT[status] ?? 'OK', headers, content: { 'application/json': content } }
+  }
+  const codes = [...AUTHENTICATED_ERRORS, ...(isWrite ? WRITE_ERRORS : []), ...spec.errors]
+  const byStatus = new Map<number, ErrorCode[]>()
+  for (const code of new Set(codes)) {
+    const status = ERRORS[code].status
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code])
+  }
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const headers: Json = { ...COMMON_HEADERS }
+    if (status === 429 || list.includes('idempotency_key_in_progress')) headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' }
+    if (status === 401) headers['WWW-Authenticate'] = { description: 'Bearer', schema: { type: 'string' } }
+    responses[String(status)] = {
+      description: list.map((code) => `\`${code}\`: ${ERRORS[code].title}`).join('; '),
+      headers,
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+    }
+  }
+
+  const operation: Json = {
+    operationId: spec.operationId,
+    summary: spec.summary,
+    description: [spec.description, `Required scope${spec.scopes.length > 1 ? 's' : ''}: ${spec.scopes.map((s) => `\`${s}\``).join(', ')}.`]
+      .filter(Boolean)
+      .join('\n\n'),
+    tags: [spec.tag],
+    security: [{ bearerAuth: [...spec.scopes] }],
+    parameters,
+    responses,
+  }
+  if (spec.body) {
+    const content: Json = { schema: toOpenApiSchema(spec.body, components) }
+    if (spec.requestExample !== undefined) content.example = spec.requestExample
+    operation.requestBody = { required: true, content: { 'application/json': content } }
+  }
+  return operation
+}
+
+/** The document-level parts: info, security scheme, shared parameters, headers, schemas. */
+export function documentBase(components: Record<string, unknown>) {
+  toOpenApiSchema(ProblemSchema, components)
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'pfin API',
+      version: '1.0.0-alpha',
+      description:
+        'Self-hosted personal-finance API. Authenticate with `Authorization: Bearer <API key>`; send `Idempotency-Key` on every POST and PATCH. Money values are exact decimals with at most 8 decimal places. Errors are application/problem+json.',
+    },
+    servers: [{ url: '/' }],
+    tags: [
+      { name: 'Profile' },
+      { name: 'Accounts' },
+      { name: 'Transactions' },
+      { name: 'Categories' },
+      { name: 'Payees' },
+      { name: 'System' },
+    ],
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A personal API key: `pfk_…`' } },
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: true,
+          description: 'Makes the request safe to retry: the same key with the same request replays the stored response.',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+        },
+      },
+      headers: HEADERS,
+      schemas: components,
+    },
+  }
+}

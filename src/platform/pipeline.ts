@@ -1,0 +1,151 @@
+import type { Elysia } from 'elysia'
+import type { AuthContext } from './auth.ts'
+import { readJsonBody } from './body.ts'
+import { type Platform, type RequestState, requestState } from './context.ts'
+import { ApiError, PROBLEM_CONTENT_TYPE, problemBody } from './errors.ts'
+import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempotency.ts'
+import { buildOperation } from './openapi.ts'
+import { type Limits, rateLimitHeaders } from './rate-limit.ts'
+import type { AnyRoute, HandlerInput, Reply } from './route.ts'
+import { assertValid } from './validation.ts'
+
+/**
+ * The request pipeline, in the order of CONTRACT §6: route → authentication → rate limit →
+ * scope/tier → idempotency → body → handler. Everything before the handler runs in Elysia's
+ * transform stage; the handler runs synchronously, inside the write transaction for POST
+ * and PATCH, so a write and its idempotency record commit together.
+ */
+
+type Headers = Record<string, string | number>
+
+export function keyLimits(platform: Platform): Limits {
+  return { perMinute: platform.config.rateLimitPerMinute, perDay: platform.config.rateLimitPerDay }
+}
+export function anonLimits(platform: Platform): Limits {
+  return { perMinute: platform.config.anonRateLimitPerMinute, perDay: platform.config.anonRateLimitPerDay }
+}
+
+/** Authenticates and counts the request; throws 401/429 for anonymous callers. */
+async function admit(platform: Platform, request: Request, state: RequestState, headers: Headers): Promise<AuthContext> {
+  const auth = await platform.authenticator.authenticate(request.headers.get('authorization'))
+  const bucket = auth ? `key:${auth.principal.keyId}` : `ip:${state.ip}`
+  const { allowed, state: rate } = platform.limiter.consume(bucket, auth ? keyLimits(platform) : anonLimits(platform))
+  Object.assign(headers, rateLimitHeaders(rate))
+  if (!allowed) {
+    throw new ApiError('rate_limit_exceeded', `Rate limit exceeded; retry in ${rate.retryAfter} seconds`)
+  }
+  if (!auth) {
+    throw new ApiError('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>', { 'www-authenticate': 'Bearer' })
+  }
+  return auth
+}
+
+function authorize(route: AnyRoute, auth: AuthContext): void {
+  const missing = route.scopes.filter((scope) => !auth.principal.scopes.includes(scope))
+  if (missing.length > 0) {
+    throw new ApiError('insufficient_scope', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`)
+  }
+  if (auth.subject.tier !== 'pro') {
+    throw new ApiError('pro_tier_required', 'The API is available to Pro tier owners only')
+  }
+}
+
+function respond(status: number, body: string, location?: string | null, extra?: Headers): Response {
+  const headers: Record<string, string> = { 'content-type': status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json' }
+  if (location) headers.location = location
+  if (extra) for (const [name, value] of Object.entries(extra)) headers[name] = String(value)
+  return new Response(body, { status, headers })
+}
+
+function serialize(reply: Reply<unknown>, requestId: string, now: number, print: string): StoredResponse {
+  return { fingerprint: print, status: reply.status, body: JSON.stringify(reply.body), location: reply.location ?? null, requestId, createdAt: now }
+}
+
+export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[], components: Record<string, unknown>): void {
+  for (const route of routes) {
+    const isWrite = route.method === 'POST' || route.method === 'PATCH'
+
+    const transform = async ({ request, set }: { request: Request; set: { headers: Headers } }) => {
+      const state = requestState(request)
+      const auth = await admit(platform, request, state, set.headers)
+      authorize(route, auth)
+      state.auth = auth
+      if (!isWrite) return
+      const key = readIdempotencyKey(request.headers.get('idempotency-key'))
+      const decoded = route.body ? await readJsonBody(request) : undefined
+      const ownerId = auth.subject.id
+      const print = fingerprint(route.method, new URL(request.url).pathname, decoded?.canonical ?? '')
+      const stored = platform.idempotency.find(platform.tenants.get(ownerId), key)
+      if (stored) {
+        if (stored.fingerprint !== print) {
+          throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was used with a different request (method, path or body)')
+        }
+        state.replay = stored
+        return
+      }
+      if (route.body) assertValid(route.body, decoded?.value, 'body')
+      const token = platform.idempotency.claim(ownerId, key)
+      if (!token) {
+        throw new ApiError('idempotency_key_in_progress', 'A request with this Idempotency-Key is still being processed', { 'retry-after': '1' })
+      }
+      state.body = decoded?.value
+      state.idempotency = { ownerId, key, fingerprint: print, token }
+    }
+
+    const handler = ({ request, params, query, set }: { request: Request; params: unknown; query: unknown; set: { headers: Headers } }) => {
+      const state = requestState(request)
+      if (state.replay) {
+        const replay = state.replay
+        set.headers['x-request-id'] = replay.requestId
+        return respond(replay.status, replay.body, replay.location, { 'idempotent-replayed': 'true' })
+      }
+      const auth = state.auth as AuthContext
+      const input: HandlerInput<unknown, unknown, unknown> = {
+        auth,
+        get tenant() {
+          return platform.tenants.get(auth.subject.id)
+        },
+        body: state.body,
+        query,
+        params,
+        requestId: state.requestId,
+      }
+      const idem = state.idempotency
+      if (!idem) {
+        const reply = route.handle(input)
+        return respond(reply.status, JSON.stringify(reply.body), reply.location)
+      }
+      try {
+        const tenant = input.tenant
+        const stored = tenant.write(() => {
+          const reply = route.handle(input)
+          const record = serialize(reply, state.requestId, Date.now(), idem.fingerprint)
+          platform.idempotency.recordInTenant(tenant, idem.key, record)
+          return record
+        })
+        platform.idempotency.recordInControl(idem.ownerId, idem.key, stored)
+        return respond(stored.status, stored.body, stored.location)
+      } catch (error) {
+        // A handler's 4xx is an answer like any other: stored, and replayed on retry.
+        if (error instanceof ApiError && error.status < 500) {
+          const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
+          const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }
+          platform.idempotency.recordInControl(idem.ownerId, idem.key, record)
+          return respond(error.status, body, null, error.headers)
+        }
+        throw error
+      } finally {
+        if (idem.token) platform.idempotency.release(idem.ownerId, idem.key, idem.token)
+      }
+    }
+
+    const detail = buildOperation({ ...route, errors: route.errors ?? [] }, components)
+    app.route(route.method, route.path, handler as never, {
+      parse: 'none',
+      query: route.query,
+      params: route.params,
+      transform,
+      detail,
+    } as never)
+  }
+}

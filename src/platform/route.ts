@@ -1,0 +1,67 @@
+import type { Static, TSchema } from '@sinclair/typebox'
+import type { Tenant } from '../db/tenant/registry.ts'
+import type { AuthContext } from './auth.ts'
+import type { ErrorCode } from './errors.ts'
+import type { Scope } from './scopes.ts'
+
+/**
+ * A route, declared once: method and path, the scopes it needs, the schemas that validate
+ * its input and document its output, and a synchronous handler. `mountRoutes` turns it into
+ * an Elysia route behind the request pipeline and into its OpenAPI operation.
+ */
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+
+type StaticOf<T> = T extends TSchema ? Static<T> : undefined
+
+export interface HandlerInput<B, Q, P> {
+  auth: AuthContext
+  /** The caller's database, opened on first use. */
+  readonly tenant: Tenant
+  body: B
+  query: Q
+  params: P
+  requestId: string
+}
+
+export interface Reply<T> {
+  status: number
+  body: T
+  /** Sets the `Location` header (201 responses). */
+  location?: string
+}
+
+export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | undefined, P extends TSchema | undefined, R extends TSchema> {
+  method: Method
+  /** Elysia path, e.g. `/v1/accounts/:accountId`. */
+  path: string
+  operationId: string
+  summary: string
+  description?: string
+  tag: string
+  /** Every scope the key must carry. */
+  scopes: readonly Scope[]
+  body?: B
+  query?: Q
+  params?: P
+  response: R
+  /** Success statuses, first is the usual one. */
+  statuses: readonly number[]
+  /** Errors this route can return beyond the shared ones (auth, limits, idempotency, bodies). */
+  errors?: readonly ErrorCode[]
+  requestExample?: unknown
+  responseExample?: unknown
+  handle(input: HandlerInput<StaticOf<B>, StaticOf<Q>, StaticOf<P>>): Reply<Static<R>>
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a heterogeneous list of routes
+export type AnyRoute = RouteDef<any, any, any, any>
+
+/** Identity helper that infers the handler's types from the schemas. */
+export function defineRoute<
+  B extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  P extends TSchema | undefined = undefined,
+  R extends TSchema = TSchema,
+>(def: RouteDef<B, Q, P, R>): AnyRoute {
+  return def as AnyRoute
+}

@@ -1,0 +1,109 @@
+import { FormatRegistry, type TSchema } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import 'elysia'
+import { ApiError } from './errors.ts'
+
+/**
+ * Request validation: one compiled TypeBox check per schema, and a `detail` that names the
+ * field and says what it must be.
+ */
+
+// Elysia registers lenient `date`/`time` formats on import; the contract wants exact ones.
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+export function isCalendarDate(value: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value)
+  if (!m) return false
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])]
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
+  const max = month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0)
+  return month >= 1 && month <= 12 && day >= 1 && day <= max
+}
+export const isClockTime = (value: string) => /^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d)?$/.test(value)
+FormatRegistry.Set('date', isCalendarDate)
+FormatRegistry.Set('time', isClockTime)
+
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
+
+export function compile<T extends TSchema>(schema: T): TypeCheck<T> {
+  let check = compiled.get(schema)
+  if (!check) {
+    check = TypeCompiler.Compile(schema)
+    compiled.set(schema, check)
+  }
+  return check as TypeCheck<T>
+}
+
+/** Throws 422 `validation_failed` naming the first offending field. */
+export function assertValid<T extends TSchema>(schema: T, value: unknown, where: 'body' | 'query'): void {
+  const check = compile(schema)
+  if (check.Check(value)) return
+  const error = check.Errors(value).First()
+  throw new ApiError('validation_failed', error ? describeError(error, where) : `The request ${where} is invalid`)
+}
+
+/** `/customFields/0/label` → `customFields[0].label` */
+export function fieldName(path: string): string {
+  return path
+    .split('/')
+    .slice(1)
+    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part), '')
+}
+
+export function describeError(error: ValueError, where: 'body' | 'query'): string {
+  const label = where === 'body' ? 'field' : 'query parameter'
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+    const name = fieldName(error.path)
+    return name ? `${label} '${name}' is not allowed` : `unknown ${label}`
+  }
+  if (error.type === ValueErrorType.ObjectRequiredProperty) return `${label} '${fieldName(error.path)}' is required`
+  const name = fieldName(error.path)
+  if (!name) return where === 'body' ? 'the request body must be a JSON object' : 'the query string is invalid'
+  return `${label} '${name}' ${expectation(error.schema)}`
+}
+
+/** What a value of this schema must look like, in words. */
+export function expectation(schema: TSchema): string {
+  const s = schema as Record<string, unknown> & { anyOf?: TSchema[] }
+  if (s.anyOf) {
+    const options = s.anyOf.filter((option) => (option as { type?: string }).type !== 'null')
+    const nullable = options.length < s.anyOf.length
+    const base = options.length === 1 ? expectation(options[0] as TSchema) : 'has an invalid value'
+    return nullable ? `${base} (or null)` : base
+  }
+  if (Array.isArray(s.enum)) return `must be one of: ${(s.enum as unknown[]).join(', ')}`
+  if (s.const !== undefined) return `must be ${JSON.stringify(s.const)}`
+  switch (s.type) {
+    case 'string': {
+      if (s.format === 'date') return 'must be a calendar date (YYYY-MM-DD)'
+      if (s.format === 'time') return 'must be a time of day (HH:MM or HH:MM:SS)'
+      if (typeof s.description === 'string' && typeof s.pattern === 'string') return `must be ${s.description}`
+      const min = s.minLength as number | undefined
+      const max = s.maxLength as number | undefined
+      if (s.pattern) return `must match ${s.pattern}`
+      if (min !== undefined && max !== undefined) return `must be a string of ${min} to ${max} characters`
+      if (max !== undefined) return `must be a string of at most ${max} characters`
+      return 'must be a string'
+    }
+    case 'integer':
+    case 'number': {
+      const kind = s.type === 'integer' ? 'an integer' : 'a number'
+      const min = s.minimum as number | undefined
+      const max = s.maximum as number | undefined
+      if (min !== undefined && max !== undefined) return `must be ${kind} from ${min} to ${max}`
+      if (s.exclusiveMinimum !== undefined) return `must be ${kind} greater than ${s.exclusiveMinimum}`
+      return `must be ${kind}`
+    }
+    case 'boolean':
+      return 'must be true or false'
+    case 'array': {
+      const max = s.maxItems as number | undefined
+      return max !== undefined ? `must be an array of at most ${max} items` : 'must be an array'
+    }
+    case 'object':
+      return 'must be an object'
+    default:
+      return 'has an invalid value'
+  }
+}

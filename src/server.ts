@@ -1,0 +1,144 @@
+import { swagger } from '@elysiajs/swagger'
+import { Elysia } from 'elysia'
+import type { Config } from './config.ts'
+import { ControlStore } from './db/control/store.ts'
+import { TenantRegistry } from './db/tenant/registry.ts'
+import { routes as v1Routes } from './modules/index.ts'
+import { Authenticator } from './platform/auth.ts'
+import { beginRequest, chooseRequestId, findRequestState, type Platform } from './platform/context.ts'
+import { ApiError, type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './platform/errors.ts'
+import { IdempotencyStore } from './platform/idempotency.ts'
+import { documentBase } from './platform/openapi.ts'
+import { anonLimits, keyLimits, mountRoutes } from './platform/pipeline.ts'
+import { RateLimiter, rateLimitHeaders } from './platform/rate-limit.ts'
+import { allowedMethods } from './platform/route-table.ts'
+import { describeError } from './platform/validation.ts'
+
+/** Builds the long-lived services over `config.dataDir`. */
+export function createPlatform(config: Config, log: (message: string) => void = console.error): Platform {
+  const control = new ControlStore(config.dataDir)
+  const idempotency = new IdempotencyStore(control, config.idempotencyTtlHours * 3_600_000)
+  const tenants = new TenantRegistry(config.dataDir, config.tenantCacheSize, (tenant) => idempotency.purge([tenant]))
+  return {
+    config,
+    control,
+    tenants,
+    authenticator: new Authenticator(control),
+    limiter: new RateLimiter(control),
+    idempotency,
+    log,
+  }
+}
+
+/** Headers of a request that is not counted: the caller's current state, unchanged. */
+async function peekHeaders(platform: Platform, request: Request, ip: string): Promise<Record<string, string>> {
+  const auth = await platform.authenticator.authenticate(request.headers.get('authorization'))
+  const state = auth ? platform.limiter.peek(`key:${auth.principal.keyId}`, keyLimits(platform)) : platform.limiter.peek(`ip:${ip}`, anonLimits(platform))
+  return rateLimitHeaders(state)
+}
+
+/** The HTTP application (no listening socket): used by the server and by tests. */
+export function createApp(platform: Platform) {
+  const components: Record<string, unknown> = {}
+  const base = documentBase(components)
+  const pipelineRoutes = new Set<string>()
+
+  const app = new Elysia({ normalize: false, aot: true })
+    .onRequest(({ request, set, server }) => {
+      const requestId = chooseRequestId(request.headers.get('x-request-id'))
+      beginRequest(request, requestId, server?.requestIP(request)?.address ?? 'local')
+      set.headers['x-request-id'] = requestId
+    })
+    .onTransform({ as: 'global' }, async ({ request, set, route }) => {
+      if (pipelineRoutes.has(`${request.method} ${route}`)) return
+      const state = findRequestState(request)
+      Object.assign(set.headers, await peekHeaders(platform, request, state?.ip ?? 'local'))
+    })
+    .onError({ as: 'global' }, async ({ code, error, request, set }) => {
+      const state = findRequestState(request)
+      const requestId = state?.requestId ?? chooseRequestId(null)
+      set.headers['x-request-id'] = requestId
+      if (state?.idempotency?.token) platform.idempotency.release(state.idempotency.ownerId, state.idempotency.key, state.idempotency.token)
+      let problem: { code: ErrorCode; detail: string; headers?: Record<string, string> }
+      if (error instanceof ApiError) {
+        problem = { code: error.code, detail: error.detail, headers: error.headers }
+      } else if (code === 'NOT_FOUND') {
+        Object.assign(set.headers, await peekHeaders(platform, request, state?.ip ?? 'local'))
+        const path = new URL(request.url).pathname
+        const allowed = allowedMethods(app.routes, path)
+        problem =
+          allowed.length > 0
+            ? { code: 'method_not_allowed', detail: `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, headers: { allow: allowed.join(', ') } }
+            : { code: 'route_not_found', detail: `No route matches ${request.method} ${path}` }
+      } else if (code === 'VALIDATION') {
+        const first = error.all[0]
+        const where = error.type === 'query' ? 'query' : 'body'
+        problem = { code: 'validation_failed', detail: first && 'path' in first ? describeError(first as never, where) : `The request ${where} is invalid` }
+      } else if (code === 'PARSE') {
+        problem = { code: 'malformed_json', detail: 'The request body is not valid JSON' }
+      } else {
+        platform.log(`[${requestId}] internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+        problem = { code: 'internal_error', detail: `Something went wrong on our side; quote request id ${requestId} when reporting it` }
+      }
+      const body = problemBody(problem.code, problem.detail, requestId)
+      return new Response(JSON.stringify(body), {
+        status: body.status,
+        headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...problem.headers },
+      })
+    })
+    .use(
+      swagger({
+        path: '/docs',
+        specPath: '/openapi.json',
+        documentation: base as never,
+        exclude: ['/docs', '/openapi.json'],
+      }),
+    )
+    .get('/healthz', () => ({ status: 'ok' }), {
+      detail: {
+        operationId: 'health',
+        summary: 'Liveness check (no key needed, not counted)',
+        tags: ['System'],
+        security: [],
+        responses: {
+          200: {
+            description: 'OK',
+            content: { 'application/json': { schema: { type: 'object', properties: { status: { type: 'string', const: 'ok' } }, required: ['status'] } } },
+          },
+        },
+      } as never,
+    })
+
+  for (const route of v1Routes) pipelineRoutes.add(`${route.method} ${route.path}`)
+  mountRoutes(app as unknown as Elysia, platform, v1Routes, components)
+  return app
+}
+
+export type App = ReturnType<typeof createApp>
+
+/** Background work: write-behind of counters and last-use times, idempotency purge. */
+export function startMaintenance(platform: Platform): () => void {
+  const flush = () => {
+    try {
+      platform.limiter.flush()
+      platform.authenticator.flush()
+    } catch (error) {
+      platform.log(`write-behind failed: ${String(error)}`)
+    }
+  }
+  const purge = () => {
+    try {
+      platform.idempotency.purge(platform.tenants.openTenants())
+    } catch (error) {
+      platform.log(`idempotency purge failed: ${String(error)}`)
+    }
+  }
+  purge()
+  const flushTimer = setInterval(flush, 1000)
+  const purgeTimer = setInterval(purge, 10 * 60_000)
+  return () => {
+    clearInterval(flushTimer)
+    clearInterval(purgeTimer)
+    flush()
+  }
+}
