@@ -1,4 +1,4 @@
-import { mintApiKey } from '../platform/auth.ts'
+import { createKey } from './admin.ts'
 import { isScope, SCOPES, type Scope } from '../platform/scopes.ts'
 import { optional, parseDuration, parseFlags, required, UsageError } from './args.ts'
 import { type AdminContext, ownerExists } from './owner.ts'
@@ -26,22 +26,10 @@ export async function keyCommand(ctx: AdminContext, sub: string | undefined, arg
       const expiresIn = optional(flags, 'expires-in')
       const ttl = expiresIn === undefined ? null : parseDuration(expiresIn)
       ownerExists(ctx.control, ownerId)
-      const minted = await mintApiKey()
-      const now = Date.now()
-      ctx.control.createKey({
-        id: minted.keyId,
-        ownerId,
-        name,
-        scopes,
-        secretHash: minted.secretHash,
-        createdAt: now,
-        lastUsedAt: null,
-        expiresAt: ttl === null ? null : now + ttl,
-        revokedAt: null,
-      })
+      const created = await createKey(ctx.control, { ownerId, scopes, name, ttlMs: ttl })
       ctx.out.result(
-        { id: minted.keyId, key: minted.plaintext, scopes },
-        `Created key ${minted.keyId} with scopes ${scopes.join(', ')}.\nThis is the only time the key is shown:\n\n  ${minted.plaintext}\n`,
+        created,
+        `Created key ${created.id} with scopes ${scopes.join(', ')}.\nThis is the only time the key is shown:\n\n  ${created.key}\n`,
       )
       return
     }

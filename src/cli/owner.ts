@@ -2,8 +2,7 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { ControlStore } from '../db/control/store.ts'
 import type { TenantRegistry } from '../db/tenant/registry.ts'
-import { profile } from '../db/tenant/schema.ts'
-import { newId } from '../platform/ids.ts'
+import { createOwner } from './admin.ts'
 import { type Flags, optional, parseFlags, required, UsageError } from './args.ts'
 import type { Output } from './output.ts'
 
@@ -38,21 +37,14 @@ export function ownerCommand(ctx: AdminContext, sub: string | undefined, args: s
       if (name.length > 200) throw new UsageError('--name must be at most 200 characters')
       const tier = optional(flags, 'tier') ?? 'pro'
       if (tier !== 'pro' && tier !== 'free') throw new UsageError(`--tier must be pro or free (got "${tier}")`)
-      const owner = {
-        id: newId('own'),
+      const owner = createOwner(ctx.control, ctx.tenants, {
         name,
         email: checked(flags, 'email', EMAIL, 'an email address'),
         country: checked(flags, 'country', COUNTRY, 'an ISO 3166-1 alpha-2 code such as DE', (v) => v.toUpperCase()),
         defaultCurrency: checked(flags, 'currency', CURRENCY, 'a currency code such as EUR', (v) => v.toUpperCase()),
         preferredLanguage: checked(flags, 'language', LANGUAGE, 'a BCP 47 tag such as en or pt-BR'),
-        tier: tier as 'pro' | 'free',
-        createdAt: Date.now(),
-      }
-      ctx.control.createOwner(owner)
-      // The owner's file is made now, with a copy of the profile, so it is complete on its own.
-      const tenant = ctx.tenants.get(owner.id)
-      const { tier: _tier, ...ownProfile } = owner
-      tenant.db.insert(profile).values(ownProfile).onConflictDoNothing().run()
+        tier,
+      })
       ctx.out.result({ id: owner.id }, `Created owner ${owner.id} (${name}).\nNext: bun run admin key create --owner ${owner.id}`)
       return
     }

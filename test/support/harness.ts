@@ -1,0 +1,137 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createKey, createOwner, type NewOwner } from '../../src/cli/admin.ts'
+import { loadConfig } from '../../src/config.ts'
+import type { Platform } from '../../src/platform/context.ts'
+import type { Scope } from '../../src/platform/scopes.ts'
+import { createApp, createPlatform, startMaintenance } from '../../src/server.ts'
+
+/**
+ * A real pfin server on an ephemeral port over a fresh temporary DATA_DIR, with helpers to
+ * make owners and keys and to send real HTTP requests.
+ */
+export interface TestServer {
+  url: string
+  dataDir: string
+  platform: Platform
+  /** Makes an owner (Pro unless told otherwise) and a key with all scopes unless told otherwise. */
+  owner(input?: Partial<NewOwner> & { scopes?: Scope[] }): Promise<{ id: string; key: string; keyId: string }>
+  key(ownerId: string, opts?: { scopes?: Scope[]; ttlMs?: number | null }): Promise<{ id: string; key: string }>
+  request(method: string, path: string, opts?: RequestOptions): Promise<TestResponse>
+  /** Stops the server and closes its databases; keeps the data dir unless `remove`. */
+  stop(opts?: { remove?: boolean }): Promise<void>
+}
+
+export interface RequestOptions {
+  key?: string
+  /** JSON-encoded unless a string. */
+  body?: unknown
+  /** Defaults to a fresh random key on POST/PATCH; pass null to omit. */
+  idempotencyKey?: string | null
+  headers?: Record<string, string>
+}
+
+export interface TestResponse {
+  status: number
+  headers: Headers
+  text: string
+  // biome-ignore lint/suspicious/noExplicitAny: tests read response JSON freely
+  json: any
+}
+
+export function tempDir(prefix = 'pfin-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+export async function startTestServer(env: Record<string, string> = {}, dataDir = tempDir()): Promise<TestServer> {
+  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env })
+  const platform = createPlatform(config, () => {})
+  const app = createApp(platform)
+  app.listen({ port: 0, hostname: '127.0.0.1' })
+  const server = app.server
+  if (!server) throw new Error('test server did not start')
+  const stopMaintenance = startMaintenance(platform)
+  const url = `http://127.0.0.1:${server.port}`
+
+  const test: TestServer = {
+    url,
+    dataDir,
+    platform,
+    async owner(input = {}) {
+      const { scopes, ...fields } = input
+      const owner = createOwner(platform.control, platform.tenants, {
+        name: 'Test Owner',
+        email: null,
+        country: null,
+        defaultCurrency: null,
+        preferredLanguage: null,
+        ...fields,
+      })
+      const key = await createKey(platform.control, { ownerId: owner.id, scopes })
+      return { id: owner.id, key: key.key, keyId: key.id }
+    },
+    async key(ownerId, opts = {}) {
+      const key = await createKey(platform.control, { ownerId, scopes: opts.scopes, ttlMs: opts.ttlMs })
+      return { id: key.id, key: key.key }
+    },
+    request: (method, path, opts) => send(url, method, path, opts),
+    async stop(opts = {}) {
+      await server.stop(true)
+      stopMaintenance()
+      platform.tenants.closeAll()
+      platform.control.close()
+      if (opts.remove !== false) rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+  return test
+}
+
+export async function send(baseUrl: string, method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...opts.headers }
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`
+  let body: string | undefined
+  if (opts.body !== undefined) {
+    body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body)
+    headers['content-type'] ??= 'application/json'
+  }
+  if ((method === 'POST' || method === 'PATCH') && opts.idempotencyKey !== null) {
+    headers['idempotency-key'] ??= opts.idempotencyKey ?? crypto.randomUUID()
+  }
+  const response = await fetch(baseUrl + path, { method, headers, body })
+  const text = await response.text()
+  let json: unknown
+  try {
+    json = text ? JSON.parse(text) : undefined
+  } catch {
+    json = undefined
+  }
+  return { status: response.status, headers: response.headers, text, json }
+}
+
+export const RATE_LIMIT_HEADERS = [
+  'x-ratelimit-limit-minute',
+  'x-ratelimit-remaining-minute',
+  'x-ratelimit-reset-minute',
+  'x-ratelimit-limit-day',
+  'x-ratelimit-remaining-day',
+  'x-ratelimit-reset-day',
+] as const
+
+/** Asserts the CONTRACT §6 problem shape and returns the body. */
+export function expectProblem(res: TestResponse, status: number, code: string) {
+  const problems: string[] = []
+  if (res.status !== status) problems.push(`status ${res.status} (expected ${status})`)
+  if (!res.headers.get('content-type')?.startsWith('application/problem+json')) problems.push(`content-type ${res.headers.get('content-type')}`)
+  const body = res.json ?? {}
+  if (body.code !== code) problems.push(`code ${body.code} (expected ${code})`)
+  const keys = Object.keys(body).sort().join(',')
+  if (keys !== 'code,detail,request_id,status,title,type') problems.push(`keys ${keys}`)
+  if (body.type !== `urn:pfin:problem:${code}`) problems.push(`type ${body.type}`)
+  if (body.status !== status) problems.push(`body status ${body.status}`)
+  if (body.request_id !== res.headers.get('x-request-id')) problems.push('request_id differs from X-Request-Id')
+  if (typeof body.detail !== 'string' || body.detail.length === 0) problems.push('empty detail')
+  for (const name of RATE_LIMIT_HEADERS) if (!res.headers.has(name)) problems.push(`missing ${name}`)
+  if (problems.length) throw new Error(`not the expected problem: ${problems.join('; ')}\n${res.text}`)
+  return body as { type: string; title: string; detail: string; status: number; code: string; request_id: string }
+}
