@@ -11,6 +11,7 @@ import { IdempotencyStore } from './platform/idempotency.ts'
 import { documentBase } from './platform/openapi.ts'
 import { anonLimits, keyLimits, mountRoutes } from './platform/pipeline.ts'
 import { RateLimiter, rateLimitHeaders } from './platform/rate-limit.ts'
+import type { AnyRoute } from './platform/route.ts'
 import { allowedMethods } from './platform/route-table.ts'
 import { describeError } from './platform/validation.ts'
 
@@ -38,7 +39,7 @@ async function peekHeaders(platform: Platform, request: Request, ip: string): Pr
 }
 
 /** The HTTP application (no listening socket): used by the server and by tests. */
-export function createApp(platform: Platform) {
+export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
   const components: Record<string, unknown> = {}
   const base = documentBase(components)
   const pipelineRoutes = new Set<string>()
@@ -109,8 +110,8 @@ export function createApp(platform: Platform) {
       } as never,
     })
 
-  for (const route of v1Routes) pipelineRoutes.add(`${route.method} ${route.path}`)
-  mountRoutes(app as unknown as Elysia, platform, v1Routes, components)
+  for (const route of routes) pipelineRoutes.add(`${route.method} ${route.path}`)
+  mountRoutes(app as unknown as Elysia, platform, routes, components)
   return app
 }
 

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createKey, createOwner, type NewOwner } from '../../src/cli/admin.ts'
 import { loadConfig } from '../../src/config.ts'
+import { routes } from '../../src/modules/index.ts'
 import type { Platform } from '../../src/platform/context.ts'
+import type { AnyRoute } from '../../src/platform/route.ts'
 import type { Scope } from '../../src/platform/scopes.ts'
 import { createApp, createPlatform, startMaintenance } from '../../src/server.ts'
 
@@ -44,10 +46,18 @@ export function tempDir(prefix = 'pfin-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
 }
 
-export async function startTestServer(env: Record<string, string> = {}, dataDir = tempDir()): Promise<TestServer> {
+export interface StartOptions {
+  env?: Record<string, string>
+  dataDir?: string
+  /** Extra routes mounted after the v1 routes (platform tests use throwaway routes). */
+  extraRoutes?: AnyRoute[]
+}
+
+export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
+  const { env = {}, dataDir = tempDir(), extraRoutes = [] } = options
   const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env })
   const platform = createPlatform(config, () => {})
-  const app = createApp(platform)
+  const app = createApp(platform, [...routes, ...extraRoutes])
   app.listen({ port: 0, hostname: '127.0.0.1' })
   const server = app.server
   if (!server) throw new Error('test server did not start')
