@@ -13,7 +13,6 @@ import { anonLimits, keyLimits, mountRoutes } from './platform/pipeline.ts'
 import { RateLimiter, rateLimitHeaders } from './platform/rate-limit.ts'
 import type { AnyRoute } from './platform/route.ts'
 import { allowedMethods } from './platform/route-table.ts'
-import { describeError } from './platform/validation.ts'
 
 /** Builds the long-lived services over `config.dataDir`. */
 export function createPlatform(config: Config, log: (message: string) => void = console.error): Platform {
@@ -71,10 +70,6 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
           allowed.length > 0
             ? { code: 'method_not_allowed', detail: `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, headers: { allow: allowed.join(', ') } }
             : { code: 'route_not_found', detail: `No route matches ${request.method} ${path}` }
-      } else if (code === 'VALIDATION') {
-        const first = error.all[0]
-        const where = error.type === 'query' ? 'query' : 'body'
-        problem = { code: 'validation_failed', detail: first && 'path' in first ? describeError(first as never, where) : `The request ${where} is invalid` }
       } else if (code === 'PARSE') {
         problem = { code: 'malformed_json', detail: 'The request body is not valid JSON' }
       } else {

@@ -1,5 +1,6 @@
 import type { AnyRoute } from '../platform/route.ts'
+import { accountRoutes } from './accounts/routes.ts'
 import { meRoutes } from './me/routes.ts'
 
 /** Every /v1 route, in the order they appear in the API document. */
-export const routes: AnyRoute[] = [...meRoutes]
+export const routes: AnyRoute[] = [...meRoutes, ...accountRoutes]

@@ -22,6 +22,7 @@ export interface RequestState {
   ip: string
   auth?: AuthContext
   body?: unknown
+  query?: unknown
   idempotency?: { ownerId: string; key: string; fingerprint: string; token?: symbol }
   replay?: StoredResponse
 }

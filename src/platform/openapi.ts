@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import type { TSchema } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { ERRORS, type ErrorCode } from './errors.ts'
@@ -12,7 +13,7 @@ export const ProblemSchema = t.Object(
     type: t.String({ format: 'uri', examples: ['urn:pfin:problem:not_found'] }),
     title: t.String(),
     detail: t.String(),
-    status: t.Integer(),
+    status: Type.Integer(),
     code: t.String({ enum: Object.keys(ERRORS) }),
     request_id: t.String(),
   },

@@ -7,7 +7,7 @@ import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempote
 import { buildOperation } from './openapi.ts'
 import { type Limits, rateLimitHeaders } from './rate-limit.ts'
 import type { AnyRoute, HandlerInput, Reply } from './route.ts'
-import { assertValid } from './validation.ts'
+import { assertValid, coerceQuery } from './validation.ts'
 
 /**
  * The request pipeline, in the order of CONTRACT §6: route → authentication → rate limit →
@@ -70,6 +70,11 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       const auth = await admit(platform, request, state, set.headers)
       authorize(route, auth)
       state.auth = auth
+      if (route.query) {
+        const query = coerceQuery(route.query, Object.fromEntries(new URL(request.url).searchParams))
+        assertValid(route.query, query, 'query')
+        state.query = query
+      }
       if (!isWrite) return
       const key = readIdempotencyKey(request.headers.get('idempotency-key'))
       const decoded = route.body ? await readJsonBody(request) : undefined
@@ -92,7 +97,7 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       state.idempotency = { ownerId, key, fingerprint: print, token }
     }
 
-    const handler = ({ request, params, query, set }: { request: Request; params: unknown; query: unknown; set: { headers: Headers } }) => {
+    const handler = ({ request, params, set }: { request: Request; params: unknown; set: { headers: Headers } }) => {
       const state = requestState(request)
       if (state.replay) {
         const replay = state.replay
@@ -106,7 +111,7 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
           return platform.tenants.get(auth.subject.id)
         },
         body: state.body,
-        query,
+        query: state.query ?? {},
         params,
         requestId: state.requestId,
       }
@@ -141,9 +146,8 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
 
     const detail = buildOperation({ ...route, errors: route.errors ?? [] }, components)
     app.route(route.method, route.path, handler as never, {
+      // Bodies and queries are read and validated by the pipeline above, in contract order.
       parse: 'none',
-      query: route.query,
-      params: route.params,
       transform,
       detail,
     } as never)

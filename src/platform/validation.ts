@@ -34,6 +34,24 @@ export function compile<T extends TSchema>(schema: T): TypeCheck<T> {
   return check as TypeCheck<T>
 }
 
+/**
+ * Query strings carry text; turn the values whose schema wants a number or a boolean into
+ * one (when they spell one), leaving everything else for the schema check to reject.
+ */
+export function coerceQuery(schema: TSchema, raw: Record<string, string | string[] | undefined>): Record<string, unknown> {
+  const properties = ((schema as { properties?: Record<string, TSchema> }).properties ?? {}) as Record<string, { type?: string }>
+  const out: Record<string, unknown> = {}
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === undefined) continue
+    const type = properties[name]?.type
+    if (typeof value !== 'string') out[name] = value
+    else if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(value)) out[name] = Number(value)
+    else if (type === 'boolean' && (value === 'true' || value === 'false')) out[name] = value === 'true'
+    else out[name] = value
+  }
+  return out
+}
+
 /** Throws 422 `validation_failed` naming the first offending field. */
 export function assertValid<T extends TSchema>(schema: T, value: unknown, where: 'body' | 'query'): void {
   const check = compile(schema)

@@ -1,0 +1,43 @@
+import { type TSchema, type TString, Type } from '@sinclair/typebox'
+import { t } from 'elysia'
+
+// Elysia's t.Integer also accepts numeric strings; integers here use TypeBox's own.
+
+/**
+ * Field schemas shared by the resource models (CONTRACT §3 formats and length limits).
+ * Text is trimmed by the services before it is stored.
+ */
+export const Nullable = <T extends TSchema>(schema: T) => t.Union([schema, t.Null()])
+
+export const Name = t.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: '1–200 characters' })
+export const ShortText = t.String({ maxLength: 200 })
+export const LongText = t.String({ maxLength: 2000 })
+export const ExternalId = t.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Your own id for sync (1–200 characters), unique per resource' })
+export const Currency = t.String({ pattern: '^[A-Z][A-Z0-9]{2,9}$', description: 'an upper-case currency code such as EUR or BTC' })
+export const CalendarDate = t.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'a calendar date, YYYY-MM-DD', examples: ['2026-11-21'] })
+export const ClockTime = t.String({ format: 'time', pattern: '^\\d{2}:\\d{2}(:\\d{2})?$', description: 'a 24-hour time, HH:MM or HH:MM:SS', examples: ['14:30'] })
+/** Money in requests: a JSON number with at most 8 decimal places (checked exactly from its text). */
+export const Money = t.Number({ description: 'exact decimal, at most 8 decimal places, |value| ≤ 92233720368' })
+export const EpochMs = Type.Integer({ description: 'Unix epoch milliseconds' })
+export const Id = (prefix: string, example: string) => t.String({ description: `an id starting with ${prefix}_`, examples: [example] })
+
+/** Query parameters shared by the list routes (CONTRACT §9). */
+export const Limit = Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'page size, 1–200 (default 50)' })
+export const Cursor = t.String({ minLength: 1, maxLength: 500, description: 'the previous page’s nextCursor' })
+export const BooleanQuery = (description: string) => t.Boolean({ default: false, description })
+
+/** The list envelope: `{ data, nextCursor, hasMore }`. */
+export const ListOf = <T extends TSchema>(item: T, title: string) =>
+  t.Object({ data: t.Array(item), nextCursor: Nullable(t.String()), hasMore: t.Boolean() }, { title, additionalProperties: false })
+
+export const SingleOf = <T extends TSchema>(item: T, title: string) => t.Object({ data: item }, { title, additionalProperties: false })
+
+export const UpsertOf = <T extends TSchema>(item: T, title: string) =>
+  t.Object({ operation: t.Union([t.Literal('created'), t.Literal('updated')]), data: item }, { title, additionalProperties: false })
+
+export const PathId = <K extends string>(name: K) => t.Object({ [name]: t.String() } as Record<K, TString>)
+
+/** Trims a text field; empty after trimming reads as absent for optional fields. */
+export function trimmed<T extends string | null | undefined>(value: T): T {
+  return (typeof value === 'string' ? value.trim() : value) as T
+}
