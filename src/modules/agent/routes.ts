@@ -1,0 +1,65 @@
+import { Type } from '@sinclair/typebox'
+import { t } from 'elysia'
+import { defineRoute } from '../../platform/route.ts'
+import { BooleanQuery, EpochMs } from '../../platform/schemas.ts'
+import { Account } from '../accounts/model.ts'
+import { listAccountRows, toAccount } from '../accounts/queries.ts'
+import { Category } from '../categories/model.ts'
+import { listAllCategoriesForContext } from '../categories/service.ts'
+import { Me, toMe } from '../me/model.ts'
+import { Payee } from '../payees/model.ts'
+import { mostUsedPayees, toPayee } from '../payees/queries.ts'
+import { Transaction } from '../transactions/model.ts'
+import { listTransactionViews, toTransaction } from '../transactions/queries.ts'
+
+const AgentContext = t.Object(
+  {
+    me: Me,
+    accounts: t.Array(Account),
+    categories: t.Array(Category),
+    payees: t.Array(Payee),
+    recentTransactions: t.Array(Transaction),
+    serverTime: EpochMs,
+  },
+  { title: 'AgentContext', additionalProperties: false },
+)
+
+const AgentContextQuery = t.Object(
+  {
+    includeArchived: t.Optional(BooleanQuery('include archived accounts and categories')),
+    payeeLimit: t.Optional(Type.Integer({ minimum: 0, maximum: 500, default: 50, description: 'most-used payees to include, 0–500 (default 50)' })),
+    recentTransactionLimit: t.Optional(
+      Type.Integer({ minimum: 0, maximum: 500, default: 50, description: 'newest transactions to include, 0–500 (default 50)' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+export const agentRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/v1/agent/context',
+    operationId: 'getAgentContext',
+    summary: 'Everything an automated agent should read before it changes anything',
+    description:
+      'Profile, accounts and categories (in list order), the most-used payees, the newest transactions and the server time, read from one consistent snapshot.',
+    tag: 'Profile',
+    scopes: ['me:read', 'accounts:read', 'categories:read', 'payees:read', 'transactions:read'],
+    query: AgentContextQuery,
+    response: t.Object({ data: AgentContext }, { title: 'AgentContextResponse', additionalProperties: false }),
+    statuses: [200],
+    errors: ['validation_failed'],
+    handle: ({ auth, tenant, query }) => {
+      const includeArchived = query.includeArchived ?? false
+      const data = tenant.read(() => ({
+        me: toMe(auth),
+        accounts: listAccountRows(tenant, { limit: -1, includeArchived }).map(toAccount),
+        categories: listAllCategoriesForContext(tenant, auth.subject.country, includeArchived),
+        payees: mostUsedPayees(tenant, query.payeeLimit ?? 50).map(toPayee),
+        recentTransactions: listTransactionViews(tenant, {}, { limit: query.recentTransactionLimit ?? 50 }).map(toTransaction),
+        serverTime: Date.now(),
+      }))
+      return { status: 200, body: { data } }
+    },
+  }),
+]

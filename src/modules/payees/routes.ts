@@ -1,0 +1,91 @@
+import { defineRoute } from '../../platform/route.ts'
+import { PayeeCreate, PayeeListQuery, PayeeListResponse, PayeeParams, PayeeResponse, PayeeUpdate, PayeeUpsert, PayeeUpsertResponse } from './model.ts'
+import { toPayee } from './queries.ts'
+import { createPayee, getPayee, listPayees, updatePayee, upsertPayee } from './service.ts'
+
+const tag = 'Payees'
+
+export const payeeRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/v1/payees',
+    operationId: 'listPayees',
+    summary: 'List payees (oldest first); `q` searches names and aliases',
+    tag,
+    scopes: ['payees:read'],
+    query: PayeeListQuery,
+    response: PayeeListResponse,
+    statuses: [200],
+    errors: ['validation_failed'],
+    handle: ({ tenant, query }) => ({ status: 200, body: listPayees(tenant, query) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/payees',
+    operationId: 'createPayee',
+    summary: 'Create a payee',
+    tag,
+    scopes: ['payees:write'],
+    body: PayeeCreate,
+    response: PayeeResponse,
+    statuses: [201],
+    errors: ['invalid_reference', 'external_id_conflict', 'payee_exists'],
+    requestExample: { name: 'Pingo Doce', aliases: ['PINGO DOCE LISBOA'], isMerchant: true },
+    handle: ({ tenant, auth, body }) => {
+      const row = createPayee(tenant, auth.subject.country, body)
+      return { status: 201, body: { data: toPayee(row) }, location: `/v1/payees/${row.id}` }
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/payees/upsert',
+    operationId: 'upsertPayee',
+    summary: 'Create or update a payee by externalId (sync)',
+    tag,
+    scopes: ['payees:write'],
+    body: PayeeUpsert,
+    response: PayeeUpsertResponse,
+    statuses: [201, 200],
+    errors: ['invalid_reference', 'payee_exists'],
+    requestExample: { externalId: 'merchant-42', name: 'Pingo Doce', isMerchant: true },
+    handle: ({ tenant, auth, body }) => {
+      const { created, row } = upsertPayee(tenant, auth.subject.country, body)
+      return {
+        status: created ? 201 : 200,
+        body: { operation: created ? ('created' as const) : ('updated' as const), data: toPayee(row) },
+        location: created ? `/v1/payees/${row.id}` : undefined,
+      }
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/payees/:payeeId',
+    operationId: 'getPayee',
+    summary: 'Get a payee',
+    tag,
+    scopes: ['payees:read'],
+    params: PayeeParams,
+    response: PayeeResponse,
+    statuses: [200],
+    errors: ['not_found'],
+    handle: ({ tenant, params }) => ({ status: 200, body: { data: toPayee(getPayee(tenant, params.payeeId)) } }),
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/v1/payees/:payeeId',
+    operationId: 'updatePayee',
+    summary: 'Change a payee',
+    tag,
+    scopes: ['payees:write'],
+    params: PayeeParams,
+    body: PayeeUpdate,
+    response: PayeeResponse,
+    statuses: [200],
+    errors: ['not_found', 'invalid_reference', 'external_id_conflict', 'payee_exists'],
+    requestExample: { aliases: ['PINGO DOCE', 'PD LISBOA'] },
+    handle: ({ tenant, auth, params, body }) => ({
+      status: 200,
+      body: { data: toPayee(updatePayee(tenant, auth.subject.country, params.payeeId, body)) },
+    }),
+  }),
+]

@@ -1,0 +1,119 @@
+import { defineRoute } from '../../platform/route.ts'
+import {
+  TransactionCreate,
+  TransactionListQuery,
+  TransactionListResponse,
+  TransactionParams,
+  TransactionResponse,
+  TransactionUpdate,
+  TransactionUpsert,
+  TransactionUpsertResponse,
+} from './model.ts'
+import { toTransaction } from './queries.ts'
+import { createTransaction, deleteTransaction, getTransactionView, listTransactions, updateTransaction, upsertTransaction, viewOf } from './service.ts'
+
+const tag = 'Transactions'
+const WRITE_ERRORS = ['invalid_reference', 'rule_violation'] as const
+const example = { accountId: 'acct_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b', amount: 12.9, date: '2026-11-21', payeeName: 'Pingo Doce', note: 'groceries' }
+
+export const transactionRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/v1/transactions',
+    operationId: 'listTransactions',
+    summary: 'List transactions, newest first',
+    description: '`accountId` matches the source account and the destination of transfers; `from`/`to` are inclusive dates.',
+    tag,
+    scopes: ['transactions:read'],
+    query: TransactionListQuery,
+    response: TransactionListResponse,
+    statuses: [200],
+    errors: ['validation_failed'],
+    handle: ({ tenant, query }) => ({ status: 200, body: listTransactions(tenant, query) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/transactions',
+    operationId: 'createTransaction',
+    summary: 'Record a transaction (updates balances and payee totals)',
+    description:
+      'Positive amounts are expenses, negative amounts income. A transfer sets `isTransfer: true` and `transferToAccountId`; the destination receives `destinationAmount`, or `amount × exchangeRate`, or `amount` between accounts of one currency.',
+    tag,
+    scopes: ['transactions:write'],
+    body: TransactionCreate,
+    response: TransactionResponse,
+    statuses: [201],
+    errors: [...WRITE_ERRORS, 'external_id_conflict'],
+    requestExample: example,
+    handle: ({ tenant, auth, body }) => {
+      const row = createTransaction(tenant, auth.subject.country, body)
+      return { status: 201, body: { data: toTransaction(viewOf(tenant, row)) }, location: `/v1/transactions/${row.id}` }
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/transactions/upsert',
+    operationId: 'upsertTransaction',
+    summary: 'Create or update a transaction by externalId (sync-safe ingestion)',
+    tag,
+    scopes: ['transactions:write'],
+    body: TransactionUpsert,
+    response: TransactionUpsertResponse,
+    statuses: [201, 200],
+    errors: [...WRITE_ERRORS],
+    requestExample: { externalId: 'bank-tx-9812', ...example },
+    handle: ({ tenant, auth, body }) => {
+      const { created, row } = upsertTransaction(tenant, auth.subject.country, body)
+      return {
+        status: created ? 201 : 200,
+        body: { operation: created ? ('created' as const) : ('updated' as const), data: toTransaction(viewOf(tenant, row)) },
+        location: created ? `/v1/transactions/${row.id}` : undefined,
+      }
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/transactions/:transactionId',
+    operationId: 'getTransaction',
+    summary: 'Get a transaction',
+    tag,
+    scopes: ['transactions:read'],
+    params: TransactionParams,
+    response: TransactionResponse,
+    statuses: [200],
+    errors: ['not_found'],
+    handle: ({ tenant, params }) => ({ status: 200, body: { data: toTransaction(getTransactionView(tenant, params.transactionId)) } }),
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/v1/transactions/:transactionId',
+    operationId: 'updateTransaction',
+    summary: 'Change a transaction (balances follow)',
+    tag,
+    scopes: ['transactions:write'],
+    params: TransactionParams,
+    body: TransactionUpdate,
+    response: TransactionResponse,
+    statuses: [200],
+    errors: ['not_found', ...WRITE_ERRORS, 'external_id_conflict'],
+    requestExample: { amount: 13.4, note: 'groceries and bread' },
+    handle: ({ tenant, auth, params, body }) => {
+      const row = updateTransaction(tenant, auth.subject.country, params.transactionId, body)
+      return { status: 200, body: { data: toTransaction(viewOf(tenant, row)) } }
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/v1/transactions/:transactionId',
+    operationId: 'deleteTransaction',
+    summary: 'Delete a transaction permanently (its effect on balances and payee totals is reversed)',
+    description: 'Returns the transaction as it was.',
+    tag,
+    scopes: ['transactions:write'],
+    params: TransactionParams,
+    response: TransactionResponse,
+    statuses: [200],
+    errors: ['not_found'],
+    handle: ({ tenant, params }) => ({ status: 200, body: { data: toTransaction(deleteTransaction(tenant, params.transactionId)) } }),
+  }),
+]

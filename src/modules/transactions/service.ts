@@ -1,0 +1,230 @@
+import { eq } from 'drizzle-orm'
+import type { Tenant } from '../../db/tenant/registry.ts'
+import { transactions } from '../../db/tenant/schema.ts'
+import { ApiError, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
+import { newId } from '../../platform/ids.ts'
+import { numberSource } from '../../platform/json.ts'
+import { addUnits, multiplyByRate, readMoney, type Units } from '../../platform/money.ts'
+import { type CursorKey, decodeCursor, page } from '../../platform/pagination.ts'
+import { trimmed } from '../../platform/schemas.ts'
+import { findAccount, setAccountBalance } from '../accounts/queries.ts'
+import { findVisibleCategory } from '../categories/service.ts'
+import { adjustPayeeStats, findPayee } from '../payees/queries.ts'
+import { resolvePayeeName } from '../payees/service.ts'
+import type { TransactionListInput, TransactionUpdateInput } from './model.ts'
+import {
+  findTransaction,
+  findTransactionByExternalId,
+  findTransactionView,
+  type ListFilter,
+  listTransactionViews,
+  type TransactionRow,
+  type TransactionView,
+  toTransaction,
+} from './queries.ts'
+
+/**
+ * Transactions move money (CONTRACT §4): every create, change and delete applies its effect
+ * on account balances and payee aggregates in the same database transaction, so balances
+ * and totals never drift. An expense (amount > 0) lowers the source balance, income raises
+ * it; a transfer also credits the destination with `destinationAmount`.
+ */
+
+export function getTransactionView(tenant: Tenant, id: string): TransactionView {
+  const view = findTransactionView(tenant, id)
+  if (!view) throw notFound('Transaction', id)
+  return view
+}
+
+/** Adds (sign 1) or removes (sign -1) a stored transaction's effect on balances and payee totals. */
+function applyEffect(tenant: Tenant, row: TransactionRow, sign: 1n | -1n): void {
+  moveBalance(tenant, row.accountId, -row.amount * sign)
+  if (row.isTransfer && row.transferToAccountId && row.destinationAmount !== null) {
+    moveBalance(tenant, row.transferToAccountId, row.destinationAmount * sign)
+  }
+  if (row.payeeId) {
+    const spent = !row.isTransfer && row.amount > 0n ? row.amount : 0n
+    adjustPayeeStats(tenant, row.payeeId, Number(sign), spent * sign)
+  }
+}
+
+function moveBalance(tenant: Tenant, accountId: string, delta: Units): void {
+  if (delta === 0n) return
+  const account = findAccount(tenant, accountId)
+  if (!account) throw invalidReference('accountId', accountId)
+  setAccountBalance(tenant, accountId, addUnits(account.balance, delta, `The balance of account ${accountId}`))
+}
+
+type Draft = Omit<TransactionRow, 'id' | 'createdAt'>
+
+/**
+ * Applies a request body to a draft (the stored row for PATCH, blanks for create) and checks
+ * every rule against the result: references, transfer rules, payee resolution.
+ */
+function resolveDraft(tenant: Tenant, country: string | null, body: TransactionUpdateInput, current: Draft, selfId?: string): Draft {
+  const next: Draft = { ...current }
+  if (body.externalId !== undefined) {
+    const externalId = trimmed(body.externalId)
+    const holder = externalId === null ? undefined : findTransactionByExternalId(tenant, externalId)
+    if (holder && holder.id !== selfId) {
+      throw new ApiError('external_id_conflict', `externalId ${JSON.stringify(externalId)} is already used by transaction ${holder.id}`)
+    }
+    next.externalId = externalId
+  }
+  if (body.accountId !== undefined) next.accountId = body.accountId
+  if (body.amount !== undefined) next.amount = readMoney(body, 'amount')
+  if (body.date !== undefined) next.date = body.date
+  if (body.note !== undefined) next.note = trimmed(body.note)
+  if (body.time !== undefined) next.time = body.time
+  if (body.isTransfer !== undefined) next.isTransfer = body.isTransfer
+  if (body.transferToAccountId !== undefined) next.transferToAccountId = body.transferToAccountId
+  if (body.exchangeRate !== undefined) next.exchangeRate = numberSource(body, 'exchangeRate')
+
+  const source = findAccount(tenant, next.accountId)
+  if (!source) throw invalidReference('accountId', next.accountId)
+
+  // Payee: by id, or by name (found or created); the payee's category fills an absent category.
+  if (body.payeeId !== undefined && body.payeeName !== undefined) throw ruleViolation('Send payeeId or payeeName, not both')
+  let payeeChanged = false
+  if (body.payeeName !== undefined) {
+    next.payeeId = resolvePayeeName(tenant, body.payeeName.trim()).id
+    payeeChanged = true
+  } else if (body.payeeId !== undefined) {
+    if (body.payeeId !== null && !findPayee(tenant, body.payeeId)) throw invalidReference('payeeId', body.payeeId)
+    next.payeeId = body.payeeId
+    payeeChanged = true
+  }
+  if (body.categoryId !== undefined) {
+    if (body.categoryId !== null && !findVisibleCategory(tenant, country, body.categoryId)) throw invalidReference('categoryId', body.categoryId)
+    next.categoryId = body.categoryId
+  } else if (payeeChanged && next.payeeId && next.categoryId === null) {
+    next.categoryId = findPayee(tenant, next.payeeId)?.categoryId ?? null
+  }
+
+  resolveTransfer(tenant, body, current, next)
+  return next
+}
+
+function resolveTransfer(tenant: Tenant, body: TransactionUpdateInput, current: Draft, next: Draft): void {
+  if (!next.isTransfer) {
+    if (next.transferToAccountId !== null) throw ruleViolation('transferToAccountId needs isTransfer: true')
+    if (body.destinationAmount !== undefined) throw ruleViolation('destinationAmount applies to transfers only (isTransfer: true)')
+    next.destinationAmount = null
+    return
+  }
+  if (next.transferToAccountId === null) throw ruleViolation('A transfer needs transferToAccountId')
+  const destination = findAccount(tenant, next.transferToAccountId)
+  if (!destination) throw invalidReference('transferToAccountId', next.transferToAccountId)
+  if (next.transferToAccountId === next.accountId) throw ruleViolation('A transfer must go to another account')
+  if (next.amount <= 0n) throw ruleViolation('A transfer amount must be greater than 0')
+
+  if (body.destinationAmount !== undefined) {
+    next.destinationAmount = readMoney(body, 'destinationAmount')
+    return
+  }
+  const moved =
+    !current.isTransfer ||
+    next.amount !== current.amount ||
+    next.accountId !== current.accountId ||
+    next.transferToAccountId !== current.transferToAccountId ||
+    next.exchangeRate !== current.exchangeRate
+  if (!moved && current.destinationAmount !== null) return
+  const source = findAccount(tenant, next.accountId)
+  if (next.exchangeRate !== null) next.destinationAmount = multiplyByRate(next.amount, next.exchangeRate)
+  else if (source?.currency === destination.currency) next.destinationAmount = next.amount
+  else throw ruleViolation(`A transfer from ${source?.currency} to ${destination.currency} needs destinationAmount or exchangeRate`)
+}
+
+const BLANK: Draft = {
+  externalId: null,
+  accountId: '',
+  categoryId: null,
+  payeeId: null,
+  amount: 0n,
+  date: '',
+  note: null,
+  time: null,
+  isTransfer: false,
+  transferToAccountId: null,
+  destinationAmount: null,
+  exchangeRate: null,
+}
+
+export function createTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput): TransactionRow {
+  return tenant.write(() => {
+    const draft = resolveDraft(tenant, country, body, BLANK)
+    const row: TransactionRow = { ...draft, id: newId('txn'), createdAt: Date.now() }
+    tenant.db.insert(transactions).values(row).run()
+    applyEffect(tenant, row, 1n)
+    return row
+  })
+}
+
+export function updateTransaction(tenant: Tenant, country: string | null, id: string, body: TransactionUpdateInput): TransactionRow {
+  return tenant.write(() => {
+    const current = findTransaction(tenant, id)
+    if (!current) throw notFound('Transaction', id)
+    const { id: _id, createdAt, ...draft } = current
+    const next: TransactionRow = { ...resolveDraft(tenant, country, body, draft, id), id, createdAt }
+    applyEffect(tenant, current, -1n)
+    tenant.db.update(transactions).set(next).where(eq(transactions.id, id)).run()
+    applyEffect(tenant, next, 1n)
+    return next
+  })
+}
+
+/** Permanent; the transaction's effect on balances and payee totals is reversed. */
+export function deleteTransaction(tenant: Tenant, id: string): TransactionView {
+  return tenant.write(() => {
+    const view = getTransactionView(tenant, id)
+    applyEffect(tenant, view.txn, -1n)
+    tenant.db.delete(transactions).where(eq(transactions.id, id)).run()
+    return view
+  })
+}
+
+export function upsertTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput & { externalId: string }) {
+  return tenant.write(() => {
+    const existing = findTransactionByExternalId(tenant, body.externalId.trim())
+    if (!existing) return { created: true, row: createTransaction(tenant, country, body) }
+    return { created: false, row: updateTransaction(tenant, country, existing.id, body) }
+  })
+}
+
+export function viewOf(tenant: Tenant, row: TransactionRow): TransactionView {
+  return getTransactionView(tenant, row.id)
+}
+
+const sortKey = ({ txn }: TransactionView): CursorKey => [txn.date, txn.createdAt, txn.id]
+const newerFirst = (a: TransactionView, b: TransactionView) =>
+  a.txn.date !== b.txn.date ? (a.txn.date < b.txn.date ? 1 : -1) : a.txn.createdAt !== b.txn.createdAt ? b.txn.createdAt - a.txn.createdAt : a.txn.id < b.txn.id ? 1 : -1
+
+/** Newest first (date, then createdAt, then id), filtered, one keyset page. */
+export function listTransactions(tenant: Tenant, query: TransactionListInput) {
+  const limit = query.limit ?? 50
+  const after = decodeCursor(query.cursor, 'sns')
+  const filter: ListFilter = {
+    categoryId: query.categoryId !== undefined,
+    payeeId: query.payeeId !== undefined,
+    from: query.from !== undefined,
+    to: query.to !== undefined,
+    externalId: query.externalId !== undefined,
+    cursor: after !== undefined,
+  }
+  const values: Record<string, string | number> = { limit: limit + 1 }
+  for (const name of ['categoryId', 'payeeId', 'from', 'to', 'externalId', 'accountId'] as const) {
+    const value = query[name]
+    if (value !== undefined) values[name] = value
+  }
+  if (after) Object.assign(values, { date: after[0], createdAt: after[1], id: after[2] })
+  let rows: TransactionView[]
+  if (query.accountId === undefined) {
+    rows = listTransactionViews(tenant, filter, values)
+  } else {
+    // Source or destination: two index-ordered scans merged, instead of one OR that must sort.
+    const sourceRows = listTransactionViews(tenant, { ...filter, accountColumn: 'source' }, values)
+    const destinationRows = listTransactionViews(tenant, { ...filter, accountColumn: 'destination' }, values)
+    rows = [...sourceRows, ...destinationRows].sort(newerFirst).slice(0, limit + 1)
+  }
+  return page(rows, limit, sortKey, toTransaction)
+}
