@@ -71,7 +71,8 @@ export class IdempotencyStore {
 
   /** Records the response in the tenant file; call inside the write's transaction. */
   recordInTenant(tenant: Tenant, key: string, response: StoredResponse): void {
-    tenant.db.insert(appliedRequests).values({ key, ...response }).run()
+    // An expired record of the same key may linger until the next purge: the new response replaces it.
+    tenant.db.insert(appliedRequests).values({ key, ...response }).onConflictDoUpdate({ target: appliedRequests.key, set: response }).run()
   }
 
   recordInControl(ownerId: string, key: string, response: StoredResponse): void {

@@ -97,7 +97,7 @@ export class ControlStore {
     this.db
       .insert(idempotencyRecords)
       .values({ ownerId, key, ...response })
-      .onConflictDoNothing()
+      .onConflictDoUpdate({ target: [idempotencyRecords.ownerId, idempotencyRecords.key], set: response })
       .run()
   }
 
