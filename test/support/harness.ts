@@ -145,3 +145,16 @@ export function expectProblem(res: TestResponse, status: number, code: string) {
   if (problems.length) throw new Error(`not the expected problem: ${problems.join('; ')}\n${res.text}`)
   return body as { type: string; title: string; detail: string; status: number; code: string; request_id: string }
 }
+
+/** Sends a request exactly as given (raw body, no added headers) and reads it like `send`. */
+export async function sendRaw(baseUrl: string, path: string, init: RequestInit): Promise<TestResponse> {
+  const response = await fetch(baseUrl + path, init)
+  const text = await response.text()
+  let json: unknown
+  try {
+    json = text ? JSON.parse(text) : undefined
+  } catch {
+    json = undefined
+  }
+  return { status: response.status, headers: response.headers, text, json }
+}

@@ -1,0 +1,184 @@
+import { Database } from 'bun:sqlite'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync, readdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { migrations as controlMigrations } from '../../drizzle/control/manifest.ts'
+import { migrations as tenantMigrations } from '../../drizzle/tenant/manifest.ts'
+import { profile } from '../../src/db/tenant/schema.ts'
+import { TenantRegistry } from '../../src/db/tenant/registry.ts'
+import { newId } from '../../src/platform/ids.ts'
+import { startTestServer, tempDir, type TestServer } from '../support/harness.ts'
+import { openFile } from './fixtures.ts'
+
+/** CONTRACT §11: one control database, one migrated tenant file per owner; the bounded registry. */
+
+let server: TestServer
+beforeAll(async () => {
+  server = await startTestServer()
+})
+afterAll(() => server.stop())
+
+const tables = (db: Database) =>
+  db
+    .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    .all()
+    .map((row) => row.name)
+
+function migrationTimes(db: Database): number[] {
+  return db
+    .query<{ created_at: number | bigint }, []>('SELECT created_at FROM "__drizzle_migrations" ORDER BY created_at')
+    .all()
+    .map((row) => Number(row.created_at))
+}
+
+describe('tenant files', () => {
+  test('an owner gets DATA_DIR/tenants/<ownerId>.db, migrated, holding its profile and nothing of anyone else', async () => {
+    const a = await server.owner({ name: 'Alice' })
+    const b = await server.owner({ name: 'Bob' })
+    const files = readdirSync(join(server.dataDir, 'tenants')).filter((f) => f.endsWith('.db'))
+    expect(files).toContain(`${a.id}.db`)
+    expect(files).toContain(`${b.id}.db`)
+    expect(existsSync(join(server.dataDir, 'control.db'))).toBe(true)
+
+    const db = openFile(server.dataDir, `tenants/${a.id}.db`, true)
+    try {
+      expect(migrationTimes(db)).toEqual(tenantMigrations.map((m) => m.when))
+      expect(tables(db)).toEqual(expect.arrayContaining(['__drizzle_migrations', 'profile', 'applied_requests', 'accounts', 'categories', 'payees', 'transactions']))
+      // Control data never lands in a tenant file.
+      expect(tables(db)).not.toContain('api_keys')
+      expect(tables(db)).not.toContain('owners')
+      const people = db.query<{ id: string; name: string }, []>('SELECT id, name FROM profile').all()
+      expect(people).toEqual([{ id: a.id, name: 'Alice' }])
+      expect(db.query<{ journal_mode: string }, []>('PRAGMA journal_mode').get()?.journal_mode).toBe('wal')
+    } finally {
+      db.close()
+    }
+  })
+
+  test('the server’s tenant handle runs with WAL, synchronous=FULL, foreign keys on and a busy timeout', async () => {
+    const owner = await server.owner()
+    const handle = server.platform.tenants.get(owner.id).sqlite
+    const pragma = (name: string) => Number(Object.values(handle.query(`PRAGMA ${name}`).get() as Record<string, unknown>)[0])
+    expect(String(Object.values(handle.query('PRAGMA journal_mode').get() as Record<string, unknown>)[0])).toBe('wal')
+    expect(pragma('foreign_keys')).toBe(1)
+    expect(pragma('synchronous')).toBe(2) // FULL
+    expect(pragma('busy_timeout')).toBeGreaterThan(0)
+    // Foreign keys are enforced on this connection, not just declared.
+    handle.run('CREATE TEMP TABLE fk_parent (id TEXT PRIMARY KEY)')
+    handle.run('CREATE TEMP TABLE fk_child (parent_id TEXT REFERENCES fk_parent (id))')
+    try {
+      expect(() => handle.run("INSERT INTO fk_child (parent_id) VALUES ('missing')")).toThrow(/FOREIGN KEY/)
+    } finally {
+      handle.run('DROP TABLE fk_child')
+      handle.run('DROP TABLE fk_parent')
+    }
+  })
+
+  test('the control database is migrated, in WAL mode, with its tables', () => {
+    const control = server.platform.control.sqlite
+    expect(migrationTimes(control)).toEqual(controlMigrations.map((m) => m.when))
+    expect(tables(control)).toEqual(expect.arrayContaining(['owners', 'api_keys', 'idempotency_records', 'rate_limit_counters']))
+    expect(String(Object.values(control.query('PRAGMA journal_mode').get() as Record<string, unknown>)[0])).toBe('wal')
+    expect(Number(Object.values(control.query('PRAGMA foreign_keys').get() as Record<string, unknown>)[0])).toBe(1)
+  })
+
+  test('API keys are stored as argon2id hashes, never in plaintext', async () => {
+    const owner = await server.owner()
+    const secret = owner.key.split('_').slice(3).join('_')
+    expect(secret.length).toBeGreaterThanOrEqual(43)
+    const row = server.platform.control.sqlite.query<{ secret_hash: string }, [string]>('SELECT secret_hash FROM api_keys WHERE id = ?').get(owner.keyId)
+    expect(row?.secret_hash).toStartWith('$argon2id$')
+    const controlFile = Bun.file(join(server.dataDir, 'control.db'))
+    expect(await controlFile.text()).not.toContain(secret)
+  })
+
+  test('re-opening an existing tenant file does not migrate it again', () => {
+    const dataDir = tempDir()
+    try {
+      const ownerId = newId('own')
+      const first = new TenantRegistry(dataDir, 4)
+      first.get(ownerId)
+      first.closeAll()
+      const second = new TenantRegistry(dataDir, 4)
+      expect(migrationTimes(second.get(ownerId).sqlite)).toEqual(tenantMigrations.map((m) => m.when))
+      second.closeAll()
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('TenantRegistry', () => {
+  let dataDir: string
+  beforeAll(() => {
+    dataDir = tempDir()
+  })
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+
+  const addProfile = (registry: TenantRegistry, ownerId: string, name: string) =>
+    registry
+      .get(ownerId)
+      .db.insert(profile)
+      .values({ id: ownerId, name, email: null, country: null, defaultCurrency: null, preferredLanguage: null, createdAt: Date.now() })
+      .run()
+
+  test('with capacity 2, opening a third owner closes the least recently used handle; re-opening works', () => {
+    const registry = new TenantRegistry(dataDir, 2)
+    const [a, b, c] = [newId('own'), newId('own'), newId('own')]
+    const first = registry.get(a)
+    addProfile(registry, a, 'A')
+    registry.get(b)
+    expect(registry.size).toBe(2)
+    registry.get(c)
+    expect(registry.size).toBe(2)
+    expect(registry.openTenants().map((t) => t.ownerId)).toEqual([b, c])
+    // The evicted handle is really closed.
+    expect(() => first.sqlite.query('SELECT 1').get()).toThrow()
+
+    const again = registry.get(a)
+    expect(again).not.toBe(first)
+    expect(again.sqlite.query<{ name: string }, []>('SELECT name FROM profile').get()?.name).toBe('A')
+    expect(registry.size).toBe(2)
+    registry.closeAll()
+    expect(registry.size).toBe(0)
+    expect(() => again.sqlite.query('SELECT 1').get()).toThrow()
+  })
+
+  test('using a handle makes it most recently used', () => {
+    const registry = new TenantRegistry(dataDir, 2)
+    const [a, b, c] = [newId('own'), newId('own'), newId('own')]
+    const ha = registry.get(a)
+    const hb = registry.get(b)
+    expect(registry.get(a)).toBe(ha)
+    registry.get(c)
+    expect(() => hb.sqlite.query('SELECT 1').get()).toThrow()
+    expect(Number(ha.sqlite.query<{ one: bigint }, []>('SELECT 1 AS one').get()?.one)).toBe(1)
+    registry.closeAll()
+  })
+
+  test('pathFor refuses malformed owner ids and keeps paths inside DATA_DIR/tenants', () => {
+    const registry = new TenantRegistry(dataDir, 2)
+    const bad = [
+      '../x',
+      'own_../../etc',
+      `own_${'0'.repeat(32)}/../../x`,
+      `own_${'0'.repeat(31)}`,
+      `own_${'A'.repeat(32)}`,
+      `acct_${'0'.repeat(32)}`,
+      '',
+      '/etc/passwd',
+      `own_${'0'.repeat(32)}\u0000`,
+      `own_${'0'.repeat(32)}.db`,
+    ]
+    for (const id of bad) {
+      expect(() => registry.pathFor(id)).toThrow()
+      expect(() => registry.get(id)).toThrow()
+    }
+    const good = newId('own')
+    expect(registry.pathFor(good)).toBe(join(registry.dir, `${good}.db`))
+    expect(registry.dir).toBe(join(dataDir, 'tenants'))
+    // Nothing was created for the refused ids.
+    expect(readdirSync(registry.dir).every((name) => /^own_[0-9a-f]{32}\.db(-wal|-shm)?$/.test(name))).toBe(true)
+    registry.closeAll()
+  })
+})
