@@ -8,7 +8,7 @@ import { Authenticator } from './platform/auth.ts'
 import { beginRequest, chooseRequestId, findRequestState, type Platform } from './platform/context.ts'
 import { ApiError, type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './platform/errors.ts'
 import { IdempotencyStore } from './platform/idempotency.ts'
-import { documentBase } from './platform/openapi.ts'
+import { documentBase, systemOperation } from './platform/openapi.ts'
 import { anonLimits, keyLimits, mountRoutes } from './platform/pipeline.ts'
 import { RateLimiter, rateLimitHeaders } from './platform/rate-limit.ts'
 import type { AnyRoute } from './platform/route.ts'
@@ -91,18 +91,12 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
       }),
     )
     .get('/healthz', () => ({ status: 'ok' }), {
-      detail: {
-        operationId: 'health',
-        summary: 'Liveness check (no key needed, not counted)',
-        tags: ['System'],
-        security: [],
-        responses: {
-          200: {
-            description: 'OK',
-            content: { 'application/json': { schema: { type: 'object', properties: { status: { type: 'string', const: 'ok' } }, required: ['status'] } } },
-          },
-        },
-      } as never,
+      detail: systemOperation('health', 'Liveness check (no key needed, not counted)', 'application/json', {
+        type: 'object',
+        properties: { status: { type: 'string', const: 'ok' } },
+        required: ['status'],
+        additionalProperties: false,
+      }) as never,
     })
 
   for (const route of routes) pipelineRoutes.add(`${route.method} ${route.path}`)

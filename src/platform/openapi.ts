@@ -35,7 +35,7 @@ export const HEADERS = {
   IdempotentReplayed: { description: '`true` when this is a stored response replayed for a repeated Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
 } as const
 
-const COMMON_HEADERS = {
+export const COMMON_HEADERS = {
   'X-Request-Id': { $ref: '#/components/headers/RequestId' },
   'X-RateLimit-Limit-Minute': { $ref: '#/components/headers/RateLimitLimitMinute' },
   'X-RateLimit-Remaining-Minute': { $ref: '#/components/headers/RateLimitRemainingMinute' },
@@ -168,6 +168,17 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
   return operation
 }
 
+/** An uncounted, keyless route of the server itself (health, the document, the docs page). */
+export function systemOperation(operationId: string, summary: string, mediaType: string, schema: Json): Json {
+  return {
+    operationId,
+    summary,
+    tags: ['System'],
+    security: [],
+    responses: { 200: { description: 'OK', headers: { ...COMMON_HEADERS }, content: { [mediaType]: { schema } } } },
+  }
+}
+
 /** The document-level parts: info, security scheme, shared parameters, headers, schemas. */
 export function documentBase(components: Record<string, unknown>) {
   toOpenApiSchema(ProblemSchema, components)
@@ -180,6 +191,10 @@ export function documentBase(components: Record<string, unknown>) {
         'Self-hosted personal-finance API. Authenticate with `Authorization: Bearer <API key>`; send `Idempotency-Key` on every POST and PATCH. Money values are exact decimals with at most 8 decimal places. Errors are application/problem+json.',
     },
     servers: [{ url: '/' }],
+    paths: {
+      '/openapi.json': { get: systemOperation('getOpenApiDocument', 'This document (no key needed, not counted)', 'application/json', { type: 'object' }) },
+      '/docs': { get: systemOperation('getDocs', 'Interactive API reference (no key needed, not counted)', 'text/html', { type: 'string' }) },
+    },
     tags: [
       { name: 'Profile' },
       { name: 'Accounts' },

@@ -37,7 +37,7 @@ export const UpsertOf = <T extends TSchema>(item: T, title: string) =>
 
 export const PathId = <K extends string>(name: K) => t.Object({ [name]: t.String() } as Record<K, TString>)
 
-/** Trims a text field; empty after trimming reads as absent for optional fields. */
+/** Trims a text field (null and absent pass through). */
 export function trimmed<T extends string | null | undefined>(value: T): T {
   return (typeof value === 'string' ? value.trim() : value) as T
 }

@@ -87,7 +87,13 @@ export function expectation(schema: TSchema): string {
   if (s.anyOf) {
     const options = s.anyOf.filter((option) => (option as { type?: string }).type !== 'null')
     const nullable = options.length < s.anyOf.length
-    const base = options.length === 1 ? expectation(options[0] as TSchema) : 'has an invalid value'
+    const literals = options.map((option) => (option as { const?: unknown }).const)
+    const base =
+      options.length === 1
+        ? expectation(options[0] as TSchema)
+        : literals.every((value) => value !== undefined)
+          ? `must be one of: ${literals.join(', ')}`
+          : 'has an invalid value'
     return nullable ? `${base} (or null)` : base
   }
   if (Array.isArray(s.enum)) return `must be one of: ${(s.enum as unknown[]).join(', ')}`

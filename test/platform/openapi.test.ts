@@ -4,6 +4,9 @@ import { routes as v1Routes } from '../../src/modules/index.ts'
 import { RATE_LIMIT_HEADERS, startTestServer, type TestResponse, type TestServer } from '../support/harness.ts'
 import { makeFixture } from './fixtures.ts'
 
+/** Routes that need no key and are not counted (CONTRACT §5, §7). */
+const KEYLESS = new Set(['/healthz', '/openapi.json', '/docs'])
+
 /** CONTRACT §12: /openapi.json is a valid OpenAPI 3 document and true to the server. */
 
 interface Schema {
@@ -130,13 +133,13 @@ describe('/openapi.json', () => {
     for (const path of Object.keys(doc.paths)) expect(path).not.toContain(':')
   })
 
-  test('has the bearer security scheme, required by every route but /healthz', () => {
+  test('has the bearer security scheme, required by every route but the keyless system routes', () => {
     const schemes = Object.entries(raw.components.securitySchemes ?? {}).filter(([, s]) => s.type === 'http' && s.scheme?.toLowerCase() === 'bearer')
     expect(schemes).toHaveLength(1)
     const [bearer] = schemes[0] as [string, unknown]
     for (const { method, path, op } of operations(doc)) {
       const names = (op.security ?? []).flatMap((requirement) => Object.keys(requirement))
-      if (path === '/healthz') expect(names).toEqual([])
+      if (KEYLESS.has(path)) expect(names).toEqual([])
       else expect({ at: `${method} ${path}`, names }).toEqual({ at: `${method} ${path}`, names: [bearer] })
     }
   })
@@ -169,7 +172,7 @@ describe('/openapi.json', () => {
 
   test('429 responses declare Retry-After, 401 responses WWW-Authenticate, 201 responses Location', () => {
     for (const { method, path, op } of operations(doc)) {
-      if (path === '/healthz') continue
+      if (KEYLESS.has(path)) continue
       const at = `${method} ${path}`
       const headerNames = (status: string) => Object.keys(op.responses[status]?.headers ?? {}).map((n) => n.toLowerCase())
       expect({ at, has429: '429' in op.responses, has401: '401' in op.responses }).toEqual({ at, has429: true, has401: true })
