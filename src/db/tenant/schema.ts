@@ -97,7 +97,7 @@ export const payees = sqliteTable(
     uniqueIndex('payees_external_id_idx').on(t.externalId),
     uniqueIndex('payees_normalized_name_idx').on(t.normalizedName),
     index('payees_created_idx').on(t.createdAt, t.id),
-    index('payees_usage_idx').on(t.transactionCount, t.createdAt, t.id),
+    index('payees_usage_idx').on(sql`${t.transactionCount} DESC`, t.createdAt, t.id),
   ],
 )
 
