@@ -25,7 +25,7 @@ export const AccountType = t.Union(
 )
 
 export const CustomField = t.Object(
-  { label: t.String({ minLength: 1, maxLength: 200 }), value: t.String({ maxLength: 200 }) },
+  { label: t.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: '1–200 characters, not blank' }), value: t.String({ maxLength: 200 }) },
   { title: 'CustomField', additionalProperties: false },
 )
 const CustomFields = t.Array(CustomField, { maxItems: 50 })

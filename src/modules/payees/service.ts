@@ -64,6 +64,7 @@ function changesFrom(tenant: Tenant, country: string | null, body: PayeeUpdateIn
   if (body.name !== undefined) {
     const name = body.name.trim()
     const normalizedName = normalizeName(name)
+    if (!normalizedName) throw new ApiError('validation_failed', "field 'name' must contain letters or digits, not only marks or spaces")
     const holder = findPayeeByNormalizedName(tenant, normalizedName)
     if (holder && holder.id !== selfId) throw new ApiError('payee_exists', `A payee named ${JSON.stringify(holder.name)} already exists (${holder.id})`)
     changes.name = name
