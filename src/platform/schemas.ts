@@ -37,7 +37,10 @@ export const UpsertOf = <T extends TSchema>(item: T, title: string) =>
 
 export const PathId = <K extends string>(name: K) => t.Object({ [name]: t.String() } as Record<K, TString>)
 
-/** Trims a text field (null and absent pass through). */
-export function trimmed<T extends string | null | undefined>(value: T): T {
-  return (typeof value === 'string' ? value.trim() : value) as T
+/**
+ * Trims an optional text field; text that is blank once trimmed is stored as null, the same
+ * as no value. Required text (names, externalIds) cannot be blank: their schemas say so.
+ */
+export function trimmed(value: string | null | undefined): string | null {
+  return typeof value === 'string' ? value.trim() || null : (value ?? null)
 }

@@ -36,10 +36,12 @@ type Changes = Partial<Omit<AccountRow, 'id' | 'createdAt' | 'isArchived'>>
 /** The column values a request body sets: text trimmed, money exact, absent fields left out. */
 function changesFrom(body: AccountUpdateInput): Changes {
   const changes: Changes = {}
-  const text = ['externalId', 'name', 'subtype', 'providerSlug', 'secondaryProviderSlug', 'color', 'icon', 'linkedAccountId', 'notes', 'accountNumber'] as const
+  const text = ['externalId', 'name', 'subtype', 'providerSlug', 'secondaryProviderSlug', 'color', 'icon', 'notes', 'accountNumber'] as const
   for (const field of text) {
     if (body[field] !== undefined) (changes as Record<string, unknown>)[field] = trimmed(body[field])
   }
+  // Ids are matched as sent, never trimmed.
+  if (body.linkedAccountId !== undefined) changes.linkedAccountId = body.linkedAccountId
   if (body.type !== undefined) changes.type = body.type
   if (body.currency !== undefined) changes.currency = body.currency
   if (body.balance !== undefined) changes.balance = readMoney(body, 'balance')

@@ -103,9 +103,11 @@ type Changes = Partial<Pick<CategoryRow, 'externalId' | 'name' | 'icon' | 'color
 /** The column values a request body sets: text trimmed, absent fields left out. */
 function changesFrom(body: CategoryUpdateInput): Changes {
   const changes: Changes = {}
-  for (const field of ['externalId', 'name', 'icon', 'color', 'parentId'] as const) {
+  for (const field of ['externalId', 'name', 'icon', 'color'] as const) {
     if (body[field] !== undefined) (changes as Record<string, unknown>)[field] = trimmed(body[field])
   }
+  // Ids are matched as sent, never trimmed.
+  if (body.parentId !== undefined) changes.parentId = body.parentId
   if (body.type !== undefined) changes.type = body.type
   return changes
 }

@@ -64,9 +64,9 @@ export const TransactionListQuery = t.Object(
   {
     limit: t.Optional(Limit),
     cursor: t.Optional(Cursor),
-    accountId: t.Optional(t.String({ description: 'source account, or destination of a transfer' })),
-    categoryId: t.Optional(t.String()),
-    payeeId: t.Optional(t.String()),
+    accountId: t.Optional(t.String({ minLength: 1, description: 'source account, or destination of a transfer' })),
+    categoryId: t.Optional(t.String({ minLength: 1 })),
+    payeeId: t.Optional(t.String({ minLength: 1 })),
     from: t.Optional(CalendarDate),
     to: t.Optional(CalendarDate),
     externalId: t.Optional(t.String({ minLength: 1, maxLength: 200 })),

@@ -4,7 +4,7 @@ import { transactions } from '../../db/tenant/schema.ts'
 import { ApiError, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
 import { numberSource } from '../../platform/json.ts'
-import { addUnits, multiplyByRate, readMoney, type Units } from '../../platform/money.ts'
+import { addUnits, MAX_UNITS, multiplyByRate, readMoney, type Units } from '../../platform/money.ts'
 import { type CursorKey, decodeCursor, page } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
 import { findAccount, setAccountBalance } from '../accounts/queries.ts'
@@ -122,6 +122,11 @@ function resolveTransfer(tenant: Tenant, body: TransactionUpdateInput, current: 
     next.destinationAmount = readMoney(body, 'destinationAmount')
     return
   }
+  deriveDestinationAmount(tenant, current, next, destination.currency)
+}
+
+/** amount × exchangeRate, or amount between accounts of one currency, when the transfer moved. */
+function deriveDestinationAmount(tenant: Tenant, current: Draft, next: Draft, destinationCurrency: string): void {
   const moved =
     !current.isTransfer ||
     next.amount !== current.amount ||
@@ -130,9 +135,16 @@ function resolveTransfer(tenant: Tenant, body: TransactionUpdateInput, current: 
     next.exchangeRate !== current.exchangeRate
   if (!moved && current.destinationAmount !== null) return
   const source = findAccount(tenant, next.accountId)
-  if (next.exchangeRate !== null) next.destinationAmount = multiplyByRate(next.amount, next.exchangeRate)
-  else if (source?.currency === destination.currency) next.destinationAmount = next.amount
-  else throw ruleViolation(`A transfer from ${source?.currency} to ${destination.currency} needs destinationAmount or exchangeRate`)
+  if (next.exchangeRate !== null) {
+    const credited = multiplyByRate(next.amount, next.exchangeRate)
+    if (credited > MAX_UNITS) throw ruleViolation('amount × exchangeRate would exceed the supported range of ±92233720368')
+    if (credited === 0n) throw ruleViolation('amount × exchangeRate rounds to 0; send destinationAmount instead')
+    next.destinationAmount = credited
+  } else if (source?.currency === destinationCurrency) {
+    next.destinationAmount = next.amount
+  } else {
+    throw ruleViolation(`A transfer from ${source?.currency} to ${destinationCurrency} needs destinationAmount or exchangeRate`)
+  }
 }
 
 const BLANK: Draft = {
