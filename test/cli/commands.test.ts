@@ -1,0 +1,38 @@
+import { afterAll, expect, test } from 'bun:test'
+import { rmSync } from 'node:fs'
+import { cli, cliDataDir, expectUsageError } from './cli.ts'
+
+const dir = cliDataDir()
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+test('unknown command → exit 2 with one line on stderr', async () => {
+  expectUsageError(await cli(dir, 'frobnicate'), /unknown command/)
+  expectUsageError(await cli(dir, 'frobnicate', '--json'), /unknown command/)
+})
+
+test('unknown subcommands → exit 2', async () => {
+  expectUsageError(await cli(dir, 'owner', 'delete', '--json'), /owner delete/)
+  expectUsageError(await cli(dir, 'key', 'rotate', '--json'), /key rotate/)
+  expectUsageError(await cli(dir, 'owner'), /owner needs a command/)
+  expectUsageError(await cli(dir, 'key'), /key needs a command/)
+})
+
+test('help → exit 0 and lists every command', async () => {
+  for (const word of ['help', '--help', '-h']) {
+    const result = await cli(dir, word)
+    expect(result.code).toBe(0)
+    for (const command of ['serve', 'owner create', 'owner list', 'owner export', 'key create', 'key list', 'key revoke']) {
+      expect(result.stdout).toContain(`pfin ${command}`)
+    }
+  }
+})
+
+test('a bad environment value is a usage error too', async () => {
+  const proc = Bun.spawn(['bun', `${import.meta.dir}/../../src/main.ts`, 'owner', 'list', '--json'], {
+    env: { ...process.env, DATA_DIR: dir, RATE_LIMIT_PER_MINUTE: 'lots' },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  expectUsageError({ code, stdout, stderr }, /RATE_LIMIT_PER_MINUTE/)
+})
