@@ -1,4 +1,4 @@
-import { customType } from 'drizzle-orm/sqlite-core'
+import { customType, text } from 'drizzle-orm/sqlite-core'
 
 /**
  * Column types for databases opened with `safeIntegers`, where SQLite hands back every
@@ -28,3 +28,13 @@ export const json = <T>(name: string) =>
     toDriver: (value) => JSON.stringify(value),
     fromDriver: (value) => JSON.parse(value) as T,
   })(name)
+
+/** A stored response to an idempotent request: in the control database and in each tenant file. */
+export const storedResponseColumns = () => ({
+  fingerprint: text('fingerprint').notNull(),
+  status: int('status').notNull(),
+  body: text('body').notNull(),
+  location: text('location'),
+  requestId: text('request_id').notNull(),
+  createdAt: int('created_at').notNull(),
+})

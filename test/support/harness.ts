@@ -108,15 +108,7 @@ export async function send(baseUrl: string, method: string, path: string, opts: 
   if ((method === 'POST' || method === 'PATCH') && opts.idempotencyKey !== null) {
     headers['idempotency-key'] ??= opts.idempotencyKey ?? crypto.randomUUID()
   }
-  const response = await fetch(baseUrl + path, { method, headers, body })
-  const text = await response.text()
-  let json: unknown
-  try {
-    json = text ? JSON.parse(text) : undefined
-  } catch {
-    json = undefined
-  }
-  return { status: response.status, headers: response.headers, text, json }
+  return sendRaw(baseUrl, path, { method, headers, body })
 }
 
 export const RATE_LIMIT_HEADERS = [

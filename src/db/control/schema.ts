@@ -1,5 +1,5 @@
 import { index, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
-import { int, json } from '../columns.ts'
+import { int, json, storedResponseColumns } from '../columns.ts'
 
 /** The shared control database: who may call, and the bookkeeping of calls. */
 export const owners = sqliteTable('owners', {
@@ -37,12 +37,7 @@ export const idempotencyRecords = sqliteTable(
   {
     ownerId: text('owner_id').notNull(),
     key: text('key').notNull(),
-    fingerprint: text('fingerprint').notNull(),
-    status: int('status').notNull(),
-    body: text('body').notNull(),
-    location: text('location'),
-    requestId: text('request_id').notNull(),
-    createdAt: int('created_at').notNull(),
+    ...storedResponseColumns(),
   },
   (table) => [primaryKey({ columns: [table.ownerId, table.key] }), index('idempotency_created_idx').on(table.createdAt)],
 )

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { type AnySQLiteColumn, index, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
-import { flag, int, json, money } from '../columns.ts'
+import { flag, int, json, money, storedResponseColumns } from '../columns.ts'
 
 /**
  * One owner's database: everything the owner owns and nothing else, so a copy of the
@@ -154,12 +154,7 @@ export const appliedRequests = sqliteTable(
   'applied_requests',
   {
     key: text('key').primaryKey(),
-    fingerprint: text('fingerprint').notNull(),
-    status: int('status').notNull(),
-    body: text('body').notNull(),
-    location: text('location'),
-    requestId: text('request_id').notNull(),
-    createdAt: int('created_at').notNull(),
+    ...storedResponseColumns(),
   },
   (t) => [index('applied_requests_created_idx').on(t.createdAt)],
 )
