@@ -1,6 +1,10 @@
-import { afterAll, expect, test } from 'bun:test'
+import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { cli, cliDataDir, expectUsageError } from './cli.ts'
+
+// Each test spawns CLI processes (and some a server); bunfig's [test] timeout is not read by
+// bun test 1.4, so the 5 s default would apply on a slow or busy machine.
+setDefaultTimeout(30_000)
 
 const dir = cliDataDir()
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -1,10 +1,14 @@
 import { Database } from 'bun:sqlite'
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { SCOPES } from '../../src/platform/scopes.ts'
 import { startTestServer } from '../support/harness.ts'
 import { cli, cliDataDir, cliJson, expectUsageError } from './cli.ts'
+
+// Each test spawns CLI processes (and some a server); bunfig's [test] timeout is not read by
+// bun test 1.4, so the 5 s default would apply on a slow or busy machine.
+setDefaultTimeout(30_000)
 
 const DAY = 86_400_000
 let dir: string

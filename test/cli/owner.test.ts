@@ -1,8 +1,12 @@
 import { Database } from 'bun:sqlite'
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cli, cliDataDir, cliJson, expectUsageError, parseOneObject } from './cli.ts'
+
+// Each test spawns CLI processes (and some a server); bunfig's [test] timeout is not read by
+// bun test 1.4, so the 5 s default would apply on a slow or busy machine.
+setDefaultTimeout(30_000)
 
 const dirs: string[] = []
 function dataDir(): string {
