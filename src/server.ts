@@ -46,7 +46,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
   const app = new Elysia({ normalize: false, aot: true })
     .onRequest(({ request, set, server }) => {
       const requestId = chooseRequestId(request.headers.get('x-request-id'))
-      beginRequest(request, requestId, server?.requestIP(request)?.address ?? 'local')
+      beginRequest(request, requestId, () => server?.requestIP(request)?.address ?? 'local')
       set.headers['x-request-id'] = requestId
     })
     .onTransform({ as: 'global' }, async ({ request, set, route }) => {

@@ -19,7 +19,8 @@ export interface Platform {
 /** What the pipeline learns about one request, kept beside it until the response is made. */
 export interface RequestState {
   requestId: string
-  ip: string
+  /** The client address, read only when needed (requests without a valid key). */
+  readonly ip: string
   auth?: AuthContext
   body?: unknown
   query?: unknown
@@ -29,8 +30,15 @@ export interface RequestState {
 
 const states = new WeakMap<Request, RequestState>()
 
-export function beginRequest(request: Request, requestId: string, ip: string): RequestState {
-  const state: RequestState = { requestId, ip }
+export function beginRequest(request: Request, requestId: string, clientIp: () => string): RequestState {
+  let ip: string | undefined
+  const state: RequestState = {
+    requestId,
+    get ip() {
+      ip ??= clientIp()
+      return ip
+    },
+  }
   states.set(request, state)
   return state
 }

@@ -50,11 +50,18 @@ function authorize(route: AnyRoute, auth: AuthContext): void {
   }
 }
 
-function respond(status: number, body: string, location?: string | null, extra?: Headers): Response {
-  const headers: Record<string, string> = { 'content-type': status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json' }
-  if (location) headers.location = location
-  if (extra) for (const [name, value] of Object.entries(extra)) headers[name] = String(value)
-  return new Response(body, { status, headers })
+type ResponseSetter = { status?: number | string; headers: Headers }
+
+/**
+ * Answers through Elysia's `set` with the body as ready JSON text: Elysia builds the one
+ * Response itself (returning a Response would make it copy the headers into a second one).
+ */
+function respond(set: ResponseSetter, status: number, body: string, location?: string | null, extra?: Headers): string {
+  set.status = status
+  set.headers['content-type'] = status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json'
+  if (location) set.headers.location = location
+  if (extra) Object.assign(set.headers, extra)
+  return body
 }
 
 function serialize(reply: Reply<unknown>, requestId: string, now: number, print: string): StoredResponse {
@@ -97,12 +104,12 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       state.idempotency = { ownerId, key, fingerprint: print, token }
     }
 
-    const handler = ({ request, params, set }: { request: Request; params: unknown; set: { headers: Headers } }) => {
+    const handler = ({ request, params, set }: { request: Request; params: unknown; set: ResponseSetter }) => {
       const state = requestState(request)
       if (state.replay) {
         const replay = state.replay
         set.headers['x-request-id'] = replay.requestId
-        return respond(replay.status, replay.body, replay.location, { 'idempotent-replayed': 'true' })
+        return respond(set, replay.status, replay.body, replay.location, { 'idempotent-replayed': 'true' })
       }
       const auth = state.auth as AuthContext
       const input: HandlerInput<unknown, unknown, unknown> = {
@@ -118,7 +125,7 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       const idem = state.idempotency
       if (!idem) {
         const reply = route.handle(input)
-        return respond(reply.status, JSON.stringify(reply.body), reply.location)
+        return respond(set, reply.status, JSON.stringify(reply.body), reply.location)
       }
       try {
         const tenant = input.tenant
@@ -129,14 +136,14 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
           return record
         })
         platform.idempotency.recordInControl(idem.ownerId, idem.key, stored)
-        return respond(stored.status, stored.body, stored.location)
+        return respond(set, stored.status, stored.body, stored.location)
       } catch (error) {
         // A handler's 4xx is an answer like any other: stored, and replayed on retry.
         if (error instanceof ApiError && error.status < 500) {
           const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
           const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }
           platform.idempotency.recordInControl(idem.ownerId, idem.key, record)
-          return respond(error.status, body, null, error.headers)
+          return respond(set, error.status, body, null, error.headers)
         }
         throw error
       } finally {

@@ -1,8 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { expectProblem, RATE_LIMIT_HEADERS, sendRaw, startTestServer, tempDir, type TestResponse, type TestServer } from '../support/harness.ts'
 import { awaitFreshMinute, forgeKey, intHeader, makeFixture, openFile, sleep } from './fixtures.ts'
 
 /** CONTRACT §7: headers on every response, counting, 429, the anonymous bucket, persistence. */
+
+// Some tests wait for a fresh UTC minute (up to 15 s); bunfig's test timeout is not applied.
+setDefaultTimeout(30_000)
 
 function expectRateHeaders(res: TestResponse, label: string) {
   const missing = RATE_LIMIT_HEADERS.filter((name) => !res.headers.has(name))

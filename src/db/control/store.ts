@@ -39,6 +39,20 @@ export class ControlStore {
     return this.keyLookup.get({ id })
   }
 
+  private readonly revocationQuery = () =>
+    this.db
+      .select({ revokedAt: apiKeys.revokedAt })
+      .from(apiKeys)
+      .where(eq(apiKeys.id, sql.placeholder('id')))
+      .prepare()
+  private revocationLookup?: ReturnType<typeof this.revocationQuery>
+
+  /** The narrow per-request check for a key already verified: is it (still) there and not revoked? */
+  keyRevocation(id: string): { revokedAt: number | null } | undefined {
+    this.revocationLookup ??= this.revocationQuery()
+    return this.revocationLookup.get({ id })
+  }
+
   createOwner(owner: Owner): void {
     this.db.insert(owners).values(owner).run()
   }
