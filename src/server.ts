@@ -37,22 +37,33 @@ async function peekHeaders(platform: Platform, request: Request, ip: string): Pr
   return rateLimitHeaders(state)
 }
 
+/** The keyless, uncounted routes: the API document, the docs page and health. They carry the caller's current counts. */
+function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof documentBase>) {
+  return new Elysia({ name: 'uncounted' })
+    .onTransform(async ({ request, set }) => {
+      Object.assign(set.headers, await peekHeaders(platform, request, findRequestState(request)?.ip ?? 'local'))
+    })
+    .use(swagger({ path: '/docs', specPath: '/openapi.json', documentation: documentation as never, exclude: ['/docs', '/openapi.json'] }))
+    .get('/healthz', () => ({ status: 'ok' }), {
+      detail: systemOperation('health', 'Liveness check (no key needed, not counted)', 'application/json', {
+        type: 'object',
+        properties: { status: { type: 'string', const: 'ok' } },
+        required: ['status'],
+        additionalProperties: false,
+      }) as never,
+    })
+}
+
 /** The HTTP application (no listening socket): used by the server and by tests. */
 export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
   const components: Record<string, unknown> = {}
   const base = documentBase(components)
-  const pipelineRoutes = new Set<string>()
 
   const app = new Elysia({ normalize: false, aot: true })
     .onRequest(({ request, set, server }) => {
       const requestId = chooseRequestId(request.headers.get('x-request-id'))
       beginRequest(request, requestId, () => server?.requestIP(request)?.address ?? 'local')
       set.headers['x-request-id'] = requestId
-    })
-    .onTransform({ as: 'global' }, async ({ request, set, route }) => {
-      if (pipelineRoutes.has(`${request.method} ${route}`)) return
-      const state = findRequestState(request)
-      Object.assign(set.headers, await peekHeaders(platform, request, state?.ip ?? 'local'))
     })
     .onError({ as: 'global' }, async ({ code, error, request, set }) => {
       const state = findRequestState(request)
@@ -82,24 +93,8 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
         headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...problem.headers },
       })
     })
-    .use(
-      swagger({
-        path: '/docs',
-        specPath: '/openapi.json',
-        documentation: base as never,
-        exclude: ['/docs', '/openapi.json'],
-      }),
-    )
-    .get('/healthz', () => ({ status: 'ok' }), {
-      detail: systemOperation('health', 'Liveness check (no key needed, not counted)', 'application/json', {
-        type: 'object',
-        properties: { status: { type: 'string', const: 'ok' } },
-        required: ['status'],
-        additionalProperties: false,
-      }) as never,
-    })
+    .use(uncountedRoutes(platform, base))
 
-  for (const route of routes) pipelineRoutes.add(`${route.method} ${route.path}`)
   mountRoutes(app as unknown as Elysia, platform, routes, components)
   return app
 }
