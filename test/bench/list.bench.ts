@@ -1,0 +1,245 @@
+import { Database } from 'bun:sqlite'
+import { join } from 'node:path'
+import { encodeCursor } from '../../src/platform/pagination.ts'
+import type { Benchmark } from './benchmark.ts'
+import { postOnce } from './keyed-load.ts'
+import { Cleanup, describe, fmt, type LoadResult, load, makeOwnerAndKey, type Service, settings, startPfin, tempDir, warm } from './support.ts'
+
+/**
+ * `GET /v1/transactions?limit=50` (the newest 50) for an owner with 10,000 transactions and
+ * one with 1,000,000 (issue 3 §5, §9), one connection, p50/p99 from the load generator.
+ * Target: p50(1M) / p50(10k) ≤ 1.5. Also measured, without a target: the same page filtered
+ * by `accountId` (source or transfer destination) and a deep page (a cursor half way down).
+ *
+ * Owners, accounts and payees are made through the CLI and the API; the transactions are
+ * written straight into each owner's tenant file with bun:sqlite while the server is stopped
+ * (one transaction, one prepared statement), with account balances and payee aggregates
+ * brought in line, so the files look as if the API had written them.
+ */
+
+const TARGET = 1.5
+const SIZES = [10_000, 1_000_000] as const
+const YEARS = 10
+const DAY_MS = 86_400_000
+
+/** A small deterministic PRNG (mulberry32), so every run seeds the same data. */
+function random(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+interface Owner {
+  label: string
+  size: number
+  ownerId: string
+  key: string
+  accounts: [string, string]
+  payees: string[]
+}
+
+interface SeedResult {
+  seconds: number
+  bytes: number
+  /** The cursor after the row half way down the newest-first order. */
+  deepCursor: string
+  newestId: string
+}
+
+/**
+ * Writes `count` transactions into a tenant file: time-ordered `txn_` ids, dates over the last
+ * ten years in recording order (5% entered up to 30 days late), 90% expenses, 8% income,
+ * 2% transfers between the two accounts; most with a category, 60% with a payee, some with
+ * an externalId, a note or a time.
+ */
+function seed(path: string, owner: Owner, count: number): SeedResult {
+  const started = performance.now()
+  const db = new Database(path, { strict: true })
+  try {
+    // A bulk load into a file nobody else has open: a rollback journal (no second copy of every
+    // page through the WAL), no fsync until the end. The file goes back to WAL before pfin opens it.
+    db.run('PRAGMA journal_mode = DELETE')
+    db.run('PRAGMA synchronous = OFF')
+    db.run('PRAGMA cache_size = -1000000')
+    db.run('PRAGMA foreign_keys = ON')
+    const categories = db
+      .query<{ id: string; type: 'expense' | 'income' }, []>(
+        `SELECT id, type FROM categories WHERE is_system = 1 AND parent_id IS NOT NULL AND type IS NOT NULL AND (countries IS NULL OR countries LIKE '%"DE"%') ORDER BY id`,
+      )
+      .all()
+    const expenseCategories = categories.filter((c) => c.type === 'expense').map((c) => c.id)
+    const incomeCategories = categories.filter((c) => c.type === 'income').map((c) => c.id)
+    if (!expenseCategories.length || !incomeCategories.length) throw new Error('no system categories in the tenant file')
+
+    const insert = db.query(
+      `INSERT INTO transactions (id, external_id, account_id, category_id, payee_id, amount, date, note, time, is_transfer, transfer_to_account_id, destination_amount, exchange_rate, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+    )
+    const rnd = random(count)
+    const pick = <T>(items: T[]): T => items[Math.floor(rnd() * items.length)] as T
+    const hex = (value: number, width: number) => value.toString(16).padStart(width, '0')
+    const end = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate())
+    const days = Math.round(YEARS * 365.25)
+    const start = end - days * DAY_MS
+    const dates = Array.from({ length: days + 1 }, (_, d) => new Date(start + d * DAY_MS).toISOString().slice(0, 10))
+    const balances = new Map<string, bigint>(owner.accounts.map((id) => [id, 0n]))
+    const payeeStats = new Map<string, { count: number; spent: bigint }>(owner.payees.map((id) => [id, { count: 0, spent: 0n }]))
+    const [accountA, accountB] = owner.accounts
+
+    db.transaction(() => {
+      for (let i = 0; i < count; i++) {
+        // Recorded in order over the ten years, into the afternoon of its day.
+        const createdAt = start + Math.floor(((i + 0.5) * days * DAY_MS) / count)
+        let day = Math.floor((createdAt - start) / DAY_MS)
+        if (rnd() < 0.05) day = Math.max(0, day - Math.floor(rnd() * 30))
+        const id = `txn_${hex(createdAt, 12)}7${hex(i & 0xfff, 3)}${'89ab'[i & 3]}${hex(Math.floor(rnd() * 2 ** 28), 7)}${hex(i, 8)}`
+        const kind = rnd()
+        const source = rnd() < 0.7 ? accountA : accountB
+        const isTransfer = kind >= 0.98
+        const income = !isTransfer && kind >= 0.9
+        const cents = income ? 50_000 + Math.floor(rnd() * 450_000) : 50 + Math.floor(rnd() ** 2 * 20_000)
+        const amount = BigInt(cents) * 1_000_000n * (income ? -1n : 1n)
+        const destination = isTransfer ? (source === accountA ? accountB : accountA) : null
+        const categoryId = isTransfer ? null : income ? (rnd() < 0.9 ? pick(incomeCategories) : null) : rnd() < 0.85 ? pick(expenseCategories) : null
+        const payeeId = !isTransfer && rnd() < 0.6 ? pick(owner.payees) : null
+        const externalId = rnd() < 0.2 ? `import-${String(i).padStart(8, '0')}` : null
+        const note = rnd() < 0.1 ? `note ${i}` : null
+        const time = rnd() < 0.3 ? `${String(Math.floor(rnd() * 24)).padStart(2, '0')}:${String(Math.floor(rnd() * 60)).padStart(2, '0')}` : null
+        insert.run(id, externalId, source, categoryId, payeeId, amount, dates[day] as string, note, time, isTransfer ? 1 : 0, destination, isTransfer ? amount : null, createdAt)
+
+        // The effects pfin applies on create (CONTRACT §4): an expense lowers the source, a transfer credits the destination.
+        balances.set(source, (balances.get(source) ?? 0n) - amount)
+        if (destination) balances.set(destination, (balances.get(destination) ?? 0n) + amount)
+        if (payeeId) {
+          const stats = payeeStats.get(payeeId) as { count: number; spent: bigint }
+          stats.count += 1
+          if (amount > 0n) stats.spent += amount
+        }
+      }
+      const moveBalance = db.query('UPDATE accounts SET balance = balance + ? WHERE id = ?')
+      for (const [id, delta] of balances) moveBalance.run(delta, id)
+      const setStats = db.query('UPDATE payees SET transaction_count = transaction_count + ?, total_spent = total_spent + ? WHERE id = ?')
+      for (const [id, stats] of payeeStats) setStats.run(stats.count, stats.spent, id)
+    }).immediate()
+
+    const rows = Number(db.query<{ n: number | bigint }, []>('SELECT count(*) AS n FROM transactions').get()?.n)
+    if (rows !== count) throw new Error(`seeded ${rows} rows, expected ${count}`)
+    const order = 'ORDER BY date DESC, created_at DESC, id DESC'
+    const newest = db.query<{ id: string }, []>(`SELECT id FROM transactions ${order} LIMIT 1`).get()
+    const middle = db.query<{ date: string; created_at: number | bigint; id: string }, [number]>(`SELECT date, created_at, id FROM transactions ${order} LIMIT 1 OFFSET ?`).get(Math.floor(count / 2))
+    if (!newest || !middle) throw new Error('no rows after seeding')
+    db.run('PRAGMA journal_mode = WAL')
+    const bytes = Number(db.query<{ n: number | bigint }, []>('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()').get()?.n)
+    return {
+      seconds: (performance.now() - started) / 1000,
+      bytes,
+      deepCursor: encodeCursor([middle.date, Number(middle.created_at), middle.id]),
+      newestId: newest.id,
+    }
+  } finally {
+    db.close(false)
+  }
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the API's JSON is read freely
+async function getPage(pfin: Service, key: string, query: string): Promise<any> {
+  const response = await fetch(`${pfin.url}/v1/transactions?${query}`, { headers: { authorization: `Bearer ${key}` } })
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`GET /v1/transactions?${query} answered ${response.status}: ${text}`)
+  return JSON.parse(text)
+}
+
+export const benchmark: Benchmark = {
+  name: 'list',
+  description: `GET /v1/transactions?limit=50 (newest 50) at 10k and 1M transactions, 1 connection; target p50 ratio 1M/10k ≤ ${TARGET}`,
+  async run() {
+    const cleanup = new Cleanup()
+    try {
+      const dataDir = cleanup.dir(tempDir())
+      const owners: Owner[] = []
+      for (const size of SIZES) {
+        const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`
+        const { ownerId, key } = await makeOwnerAndKey(dataDir, `Bench ${label}`)
+        owners.push({ label, size, ownerId, key, accounts: ['', ''], payees: [] })
+      }
+
+      // Accounts and payees through the API, so their rows are exactly what pfin writes.
+      const setup = await startPfin(dataDir)
+      cleanup.add(() => setup.stop())
+      for (const owner of owners) {
+        const a = await postOnce(setup.url, owner.key, '/v1/accounts', { name: 'Checking', type: 'bank', balance: 5000, currency: 'EUR' })
+        const b = await postOnce(setup.url, owner.key, '/v1/accounts', { name: 'Card', type: 'card', balance: 0, currency: 'EUR' })
+        owner.accounts = [a.id, b.id]
+        for (let i = 0; i < 20; i++) owner.payees.push((await postOnce(setup.url, owner.key, '/v1/payees', { name: `Shop ${i + 1}` })).id)
+      }
+      const code = await setup.stop()
+      if (code !== 0) throw new Error(`pfin exited ${code} on SIGTERM`)
+
+      const seeded = new Map<Owner, SeedResult>()
+      for (const owner of owners) {
+        const result = seed(join(dataDir, 'tenants', `${owner.ownerId}.db`), owner, owner.size)
+        seeded.set(owner, result)
+        console.log(`seeded ${owner.size.toLocaleString('en-US')} transactions in ${result.seconds.toFixed(1)} s (file ${(result.bytes / 2 ** 20).toFixed(0)} MiB)`)
+      }
+
+      const pfin = await startPfin(dataDir)
+      cleanup.add(() => pfin.stop())
+
+      const variants = [
+        { name: 'newest 50', query: () => 'limit=50' },
+        { name: 'accountId, newest 50', query: (o: Owner) => `limit=50&accountId=${o.accounts[1]}` },
+        { name: 'deep page (cursor at 50%)', query: (o: Owner) => `limit=50&cursor=${(seeded.get(o) as SeedResult).deepCursor}` },
+      ]
+      const options = (variant: (typeof variants)[number], owner: Owner) => ({
+        url: `${pfin.url}/v1/transactions?${variant.query(owner)}`,
+        headers: { authorization: `Bearer ${owner.key}` },
+        connections: 1,
+      })
+      // Check every page, then warm every one of them first, so no run pays for the server's JIT or a cold file.
+      for (const variant of variants) {
+        for (const owner of owners) {
+          const page = await getPage(pfin, owner.key, variant.query(owner))
+          if (page.data.length !== 50 || page.hasMore !== true) throw new Error(`${variant.name} (${owner.label}): ${page.data.length} items, hasMore ${page.hasMore}`)
+          if (variant.name === 'newest 50' && page.data[0].id !== seeded.get(owner)?.newestId) throw new Error(`newest 50 (${owner.label}) does not start with the newest row`)
+          await warm(options(variant, owner))
+        }
+      }
+      const results = new Map<string, LoadResult>()
+      for (const variant of variants) {
+        for (const owner of owners) {
+          await warm(options(variant, owner))
+          const result = await load(options(variant, owner))
+          if (result.non2xx || result.errors) throw new Error(`responses other than 200: ${describe(owner.label, result)}`)
+          if (result.requests < 2000) console.log(`note: only ${result.requests} requests in the ${owner.label} ${variant.name} run`)
+          results.set(`${variant.name}/${owner.label}`, result)
+        }
+      }
+
+      console.log(`load: ${results.values().next().value?.tool}; latency measured by the load generator`)
+      let headline = ''
+      let ratioNewest = Number.NaN
+      for (const variant of variants) {
+        const [small, big] = owners.map((o) => results.get(`${variant.name}/${o.label}`) as LoadResult) as [LoadResult, LoadResult]
+        const [smallOwner, bigOwner] = owners as [Owner, Owner]
+        console.log(`${describe(`${variant.name}, ${smallOwner.label}`, small)}   (${small.requests} requests)`)
+        console.log(`${describe(`${variant.name}, ${bigOwner.label}`, big)}   (${big.requests} requests)`)
+        const ratio = big.latencyMs.p50 / small.latencyMs.p50
+        const target = variant.name === 'newest 50' ? ` (target ≤ ${TARGET})` : ''
+        console.log(`  ratio ${bigOwner.label}/${smallOwner.label}: p50 ${fmt.ratio(ratio)}${target}, p99 ${fmt.ratio(big.latencyMs.p99 / small.latencyMs.p99)}`)
+        if (variant.name === 'newest 50') {
+          ratioNewest = ratio
+          headline = `newest 50: p50 ${fmt.ms(small.latencyMs.p50)} (${smallOwner.label}) vs ${fmt.ms(big.latencyMs.p50)} (${bigOwner.label}), p99 ${fmt.ms(small.latencyMs.p99)} vs ${fmt.ms(big.latencyMs.p99)}, ratio ${fmt.ratio(ratio)}`
+        }
+      }
+      const seedSeconds = owners.map((o) => `${o.label} ${(seeded.get(o) as SeedResult).seconds.toFixed(1)} s`).join(', ')
+      return { targetMet: ratioNewest <= TARGET, summary: `${headline}; seeded ${seedSeconds}; ${settings.duration}s per run` }
+    } finally {
+      await cleanup.run()
+    }
+  },
+}
