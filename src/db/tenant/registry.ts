@@ -27,7 +27,8 @@ export class Tenant {
    * read-then-write never fails half way on a busy file. `fn` must be synchronous.
    */
   write<T>(fn: () => T): T {
-    return this.sqlite.transaction(fn).immediate()
+    // Nested calls join the open transaction: any error aborts the whole write anyway.
+    return this.sqlite.inTransaction ? fn() : this.sqlite.transaction(fn).immediate()
   }
 
   /** A consistent snapshot for multi-query reads (the agent context). */
