@@ -62,4 +62,5 @@ export const notFound = (what: string, id: string) => new ApiError('not_found', 
 export const invalidReference = (field: string, id: string) =>
   new ApiError('invalid_reference', `${field}: ${JSON.stringify(id)} does not refer to one of your records`)
 export const ruleViolation = (detail: string) => new ApiError('rule_violation', detail)
-export const validationFailed = (detail: string) => new ApiError('validation_failed', detail)
+export const externalIdConflict = (resource: string, externalId: string | null, holderId: string) =>
+  new ApiError('external_id_conflict', `externalId ${JSON.stringify(externalId)} is already used by ${resource} ${holderId}`)

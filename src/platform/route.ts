@@ -65,3 +65,12 @@ export function defineRoute<
 >(def: RouteDef<B, Q, P, R>): AnyRoute {
   return def as AnyRoute
 }
+
+/** An upsert's answer: 201 with `Location` when it created, 200 when it updated. */
+export function upsertReply<T>(created: boolean, data: T, location: string) {
+  return {
+    status: created ? 201 : 200,
+    body: { operation: created ? ('created' as const) : ('updated' as const), data },
+    location: created ? location : undefined,
+  }
+}

@@ -1,4 +1,4 @@
-import { defineRoute } from '../../platform/route.ts'
+import { defineRoute, upsertReply } from '../../platform/route.ts'
 import {
   AccountCreate,
   AccountListQuery,
@@ -61,11 +61,7 @@ export const accountRoutes = [
     requestExample: { externalId: 'bank-123', ...example },
     handle: ({ tenant, body }) => {
       const { created, row } = upsertAccount(tenant, body)
-      return {
-        status: created ? 201 : 200,
-        body: { operation: created ? ('created' as const) : ('updated' as const), data: toAccount(row) },
-        location: created ? `/v1/accounts/${row.id}` : undefined,
-      }
+      return upsertReply(created, toAccount(row), `/v1/accounts/${row.id}`)
     },
   }),
   defineRoute({

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { Tenant } from '../../db/tenant/registry.ts'
 import { accounts } from '../../db/tenant/schema.ts'
-import { ApiError, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
+import { externalIdConflict, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
 import { readMoney } from '../../platform/money.ts'
 import { decodeCursor, page } from '../../platform/pagination.ts'
@@ -21,7 +21,7 @@ function assertExternalIdFree(tenant: Tenant, externalId: string | null | undefi
   if (externalId == null) return
   const holder = findAccountByExternalId(tenant, externalId)
   if (holder && holder.id !== selfId) {
-    throw new ApiError('external_id_conflict', `externalId ${JSON.stringify(externalId)} is already used by account ${holder.id}`)
+    throw externalIdConflict('account', externalId, holder.id)
   }
 }
 

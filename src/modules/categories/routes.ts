@@ -1,4 +1,4 @@
-import { defineRoute } from '../../platform/route.ts'
+import { defineRoute, upsertReply } from '../../platform/route.ts'
 import {
   CategoryCreate,
   CategoryListQuery,
@@ -63,11 +63,7 @@ export const categoryRoutes = [
     requestExample: { externalId: 'budget-app-42', ...example },
     handle: ({ tenant, auth, body }) => {
       const { created, row } = upsertCategory(tenant, auth.subject.country, body)
-      return {
-        status: created ? 201 : 200,
-        body: { operation: created ? ('created' as const) : ('updated' as const), data: toCategory(tenant, row) },
-        location: created ? `/v1/categories/${row.id}` : undefined,
-      }
+      return upsertReply(created, toCategory(tenant, row), `/v1/categories/${row.id}`)
     },
   }),
   defineRoute({

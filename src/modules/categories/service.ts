@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { Tenant } from '../../db/tenant/registry.ts'
 import { categories } from '../../db/tenant/schema.ts'
-import { ApiError, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
+import { ApiError, externalIdConflict, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
 import { decodeCursor, page } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
@@ -68,7 +68,7 @@ function assertExternalIdFree(tenant: Tenant, externalId: string | null | undefi
   if (externalId == null) return
   const holder = findCategoryByExternalId(tenant, externalId)
   if (holder && holder.id !== selfId) {
-    throw new ApiError('external_id_conflict', `externalId ${JSON.stringify(externalId)} is already used by category ${holder.id}`)
+    throw externalIdConflict('category', externalId, holder.id)
   }
 }
 

@@ -1,4 +1,4 @@
-import { defineRoute } from '../../platform/route.ts'
+import { defineRoute, upsertReply } from '../../platform/route.ts'
 import { PayeeCreate, PayeeListQuery, PayeeListResponse, PayeeParams, PayeeResponse, PayeeUpdate, PayeeUpsert, PayeeUpsertResponse } from './model.ts'
 import { toPayee } from './queries.ts'
 import { createPayee, getPayee, listPayees, updatePayee, upsertPayee } from './service.ts'
@@ -50,11 +50,7 @@ export const payeeRoutes = [
     requestExample: { externalId: 'merchant-42', name: 'Pingo Doce', isMerchant: true },
     handle: ({ tenant, auth, body }) => {
       const { created, row } = upsertPayee(tenant, auth.subject.country, body)
-      return {
-        status: created ? 201 : 200,
-        body: { operation: created ? ('created' as const) : ('updated' as const), data: toPayee(row) },
-        location: created ? `/v1/payees/${row.id}` : undefined,
-      }
+      return upsertReply(created, toPayee(row), `/v1/payees/${row.id}`)
     },
   }),
   defineRoute({

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { Tenant } from '../../db/tenant/registry.ts'
 import { payeeAliases, payees } from '../../db/tenant/schema.ts'
-import { ApiError, invalidReference, notFound } from '../../platform/errors.ts'
+import { ApiError, externalIdConflict, invalidReference, notFound } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
 import { decodeCursor, page } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
@@ -57,7 +57,7 @@ function changesFrom(tenant: Tenant, country: string | null, body: PayeeUpdateIn
     const externalId = trimmed(body.externalId)
     const holder = externalId === null ? undefined : findPayeeByExternalId(tenant, externalId)
     if (holder && holder.id !== selfId) {
-      throw new ApiError('external_id_conflict', `externalId ${JSON.stringify(externalId)} is already used by payee ${holder.id}`)
+      throw externalIdConflict('payee', externalId, holder.id)
     }
     changes.externalId = externalId
   }

@@ -1,4 +1,4 @@
-import { defineRoute } from '../../platform/route.ts'
+import { defineRoute, upsertReply } from '../../platform/route.ts'
 import {
   TransactionCreate,
   TransactionListQuery,
@@ -64,11 +64,7 @@ export const transactionRoutes = [
     requestExample: { externalId: 'bank-tx-9812', ...example },
     handle: ({ tenant, auth, body }) => {
       const { created, row } = upsertTransaction(tenant, auth.subject.country, body)
-      return {
-        status: created ? 201 : 200,
-        body: { operation: created ? ('created' as const) : ('updated' as const), data: toTransaction(viewOf(tenant, row)) },
-        location: created ? `/v1/transactions/${row.id}` : undefined,
-      }
+      return upsertReply(created, toTransaction(viewOf(tenant, row)), `/v1/transactions/${row.id}`)
     },
   }),
   defineRoute({

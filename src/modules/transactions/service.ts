@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { Tenant } from '../../db/tenant/registry.ts'
 import { transactions } from '../../db/tenant/schema.ts'
-import { ApiError, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
+import { externalIdConflict, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
 import { numberSource } from '../../platform/json.ts'
 import { addUnits, MAX_UNITS, multiplyByRate, readMoney, type Units } from '../../platform/money.ts'
@@ -67,7 +67,7 @@ function resolveDraft(tenant: Tenant, country: string | null, body: TransactionU
     const externalId = trimmed(body.externalId)
     const holder = externalId === null ? undefined : findTransactionByExternalId(tenant, externalId)
     if (holder && holder.id !== selfId) {
-      throw new ApiError('external_id_conflict', `externalId ${JSON.stringify(externalId)} is already used by transaction ${holder.id}`)
+      throw externalIdConflict('transaction', externalId, holder.id)
     }
     next.externalId = externalId
   }
