@@ -1,6 +1,6 @@
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2'
 import { timingSafeEqual } from 'node:crypto'
-import type { ControlStore, Owner } from '../db/control/store.ts'
+import type { ControlStore, KeyWithOwner, Owner } from '../db/control/store.ts'
 import { newId } from './ids.ts'
 import type { Scope } from './scopes.ts'
 
@@ -9,7 +9,10 @@ import type { Scope } from './scopes.ts'
  *
  * argon2 runs once per key and process: after a successful verification the SHA-256 of the
  * secret is kept in a bounded cache and later requests compare digests in constant time.
- * Revocation and expiry are read from the control database on every request.
+ * Expiry is checked on every request, and so is revocation: the key and its owner are read
+ * again whenever the control database has seen a commit (from this process or any other,
+ * such as `key revoke`) since they were last read, so a revocation takes effect on the
+ * next request without a query on every request.
  */
 
 /** Who is calling (the key) and whose data it may touch (the owner): apart, so delegation can come later. */
@@ -34,6 +37,10 @@ export async function mintApiKey(): Promise<{ keyId: string; plaintext: string; 
 }
 
 const sha256 = (text: string): Buffer => Bun.CryptoHasher.hash('sha256', text) as Buffer
+
+function authContext({ key, owner }: KeyWithOwner): AuthContext {
+  return { principal: { kind: 'api_key', keyId: key.id, scopes: key.scopes as Scope[] }, subject: owner, accessMode: 'self' }
+}
 
 /** A Map used as a bounded least-recently-used cache. */
 class Lru<K, V> {
@@ -66,6 +73,8 @@ interface Verified {
   digest: Buffer
   context: AuthContext
   expiresAt: number | null
+  /** The control database's commit generation when the key's row was last read. */
+  readAt: number
 }
 
 export class Authenticator {
@@ -89,9 +98,19 @@ export class Authenticator {
     const now = this.now()
     const cached = this.verified.get(parsed.keyId)
     if (cached) {
-      // The hot path: one narrow indexed read sees a revocation made by any process.
-      const state = this.control.keyRevocation(parsed.keyId)
-      if (!state || state.revokedAt !== null || (cached.expiresAt !== null && cached.expiresAt <= now)) {
+      // The hot path: the key and its owner are read again only if a commit may have changed them.
+      const generation = this.control.commits.current()
+      if (cached.readAt !== generation) {
+        const found = this.control.findKey(parsed.keyId)
+        if (!found || found.key.revokedAt !== null) {
+          this.verified.delete(parsed.keyId)
+          return null
+        }
+        cached.context = authContext(found)
+        cached.expiresAt = found.key.expiresAt
+        cached.readAt = generation
+      }
+      if (cached.expiresAt !== null && cached.expiresAt <= now) {
         this.verified.delete(parsed.keyId)
         return null
       }
@@ -99,9 +118,10 @@ export class Authenticator {
       this.noteUse(parsed.keyId, now)
       return cached.context
     }
+    const readAt = this.control.commits.current()
     const found = this.control.findKey(parsed.keyId)
     if (!found) return null
-    const { key, owner } = found
+    const { key } = found
     if (key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= now)) return null
     const failure = this.failures.get(key.id)
     if (failure && failure.lockedUntil > now) return null
@@ -113,8 +133,8 @@ export class Authenticator {
     }
     if (!ok) return this.fail(key.id, this.now())
     this.failures.delete(key.id)
-    const context: AuthContext = { principal: { kind: 'api_key', keyId: key.id, scopes: key.scopes as Scope[] }, subject: owner, accessMode: 'self' }
-    this.verified.set(key.id, { digest: sha256(parsed.secret), context, expiresAt: key.expiresAt })
+    const context = authContext(found)
+    this.verified.set(key.id, { digest: sha256(parsed.secret), context, expiresAt: key.expiresAt, readAt })
     this.noteUse(key.id, now)
     return context
   }

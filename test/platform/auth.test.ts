@@ -1,5 +1,6 @@
+import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { parseApiKey } from '../../src/platform/auth.ts'
 import { newId } from '../../src/platform/ids.ts'
 import { expectProblem, sendRaw, startTestServer, type TestResponse, type TestServer } from '../support/harness.ts'
@@ -116,6 +117,16 @@ describe('403', () => {
     const free = await server.owner({ name: 'Free', tier: 'free' })
     const problem = expectProblem(await server.request('GET', '/v1/me', { key: free.key }), 403, 'pro_tier_required')
     expect(problem.detail.toLowerCase()).toContain('pro')
+  })
+
+  test('an owner moved to the free tier by another connection is refused on the next request, though the key is cached', async () => {
+    const moved = await server.owner({ name: 'Downgraded' })
+    expect((await server.request('GET', '/v1/me', { key: moved.key })).status).toBe(200)
+    const other = new Database(join(server.dataDir, 'control.db'))
+    other.run('PRAGMA busy_timeout = 5000')
+    other.run("UPDATE owners SET tier = 'free' WHERE id = ?", [moved.id])
+    other.close()
+    expectProblem(await server.request('GET', '/v1/me', { key: moved.key }), 403, 'pro_tier_required')
   })
 
   test('a key without the route scope gets insufficient_scope naming the scope', async () => {

@@ -3,6 +3,7 @@ import { and, asc, eq, lt, sql } from 'drizzle-orm'
 import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import { join } from 'node:path'
 import { migrations } from '../../../drizzle/control/manifest.ts'
+import { CommitSignal } from '../commit-signal.ts'
 import { openDatabase } from '../sqlite.ts'
 import { apiKeys, idempotencyRecords, owners, rateLimitCounters } from './schema.ts'
 
@@ -18,10 +19,15 @@ export type KeyWithOwner = { key: ApiKeyRow; owner: Owner }
 export class ControlStore {
   readonly sqlite: Database
   readonly db: BunSQLiteDatabase
+  /** Changes whenever any process may have committed here (a revoked key, a new owner). */
+  readonly commits: CommitSignal
 
   constructor(dataDir: string) {
-    this.sqlite = openDatabase(join(dataDir, 'control.db'), { synchronous: 'NORMAL', migrations })
+    const path = join(dataDir, 'control.db')
+    this.sqlite = openDatabase(path, { synchronous: 'NORMAL', migrations })
     this.db = drizzle({ client: this.sqlite })
+    // After openDatabase has read the file, so this connection holds the shared memory open.
+    this.commits = new CommitSignal(path)
   }
 
   private readonly keyWithOwner = () =>
@@ -33,24 +39,10 @@ export class ControlStore {
       .prepare()
   private keyLookup?: ReturnType<typeof this.keyWithOwner>
 
-  /** One indexed lookup, done on every authenticated request (revocation and expiry are live). */
+  /** One indexed lookup: a key and its owner, read when a key is first verified and again after any commit. */
   findKey(id: string): KeyWithOwner | undefined {
     this.keyLookup ??= this.keyWithOwner()
     return this.keyLookup.get({ id })
-  }
-
-  private readonly revocationQuery = () =>
-    this.db
-      .select({ revokedAt: apiKeys.revokedAt })
-      .from(apiKeys)
-      .where(eq(apiKeys.id, sql.placeholder('id')))
-      .prepare()
-  private revocationLookup?: ReturnType<typeof this.revocationQuery>
-
-  /** The narrow per-request check for a key already verified: is it (still) there and not revoked? */
-  keyRevocation(id: string): { revokedAt: number | null } | undefined {
-    this.revocationLookup ??= this.revocationQuery()
-    return this.revocationLookup.get({ id })
   }
 
   createOwner(owner: Owner): void {
@@ -139,6 +131,7 @@ export class ControlStore {
   }
 
   close(): void {
+    this.commits.close()
     this.sqlite.close()
   }
 }
