@@ -9,8 +9,8 @@ import { beginRequest, chooseRequestId, findRequestState, type Platform } from '
 import { ApiError, type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './platform/errors.ts'
 import { IdempotencyStore } from './platform/idempotency.ts'
 import { documentBase, systemOperation } from './platform/openapi.ts'
-import { anonLimits, keyLimits, mountRoutes } from './platform/pipeline.ts'
-import { RateLimiter, rateLimitHeaders } from './platform/rate-limit.ts'
+import { mountRoutes } from './platform/pipeline.ts'
+import { type HeaderSink, Limits, RateLimiter } from './platform/rate-limit.ts'
 import type { AnyRoute } from './platform/route.ts'
 import { allowedMethods } from './platform/route-table.ts'
 
@@ -25,23 +25,27 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     tenants,
     authenticator: new Authenticator(control),
     limiter: new RateLimiter(control),
+    limits: {
+      key: new Limits(config.rateLimitPerMinute, config.rateLimitPerDay),
+      anonymous: new Limits(config.anonRateLimitPerMinute, config.anonRateLimitPerDay),
+    },
     idempotency,
     log,
   }
 }
 
 /** Headers of a request that is not counted: the caller's current state, unchanged. */
-async function peekHeaders(platform: Platform, request: Request, ip: string): Promise<Record<string, string>> {
+async function peekHeaders(platform: Platform, request: Request, ip: string, headers: HeaderSink): Promise<void> {
   const auth = await platform.authenticator.authenticate(request.headers.get('authorization'))
-  const state = auth ? platform.limiter.peek(`key:${auth.principal.keyId}`, keyLimits(platform)) : platform.limiter.peek(`ip:${ip}`, anonLimits(platform))
-  return rateLimitHeaders(state)
+  if (auth) platform.limiter.peek(`key:${auth.principal.keyId}`, platform.limits.key, headers)
+  else platform.limiter.peek(`ip:${ip}`, platform.limits.anonymous, headers)
 }
 
 /** The keyless, uncounted routes: the API document, the docs page and health. They carry the caller's current counts. */
 function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof documentBase>) {
   return new Elysia({ name: 'uncounted' })
     .onTransform(async ({ request, set }) => {
-      Object.assign(set.headers, await peekHeaders(platform, request, findRequestState(request)?.ip ?? 'local'))
+      await peekHeaders(platform, request, findRequestState(request)?.ip ?? 'local', set.headers)
     })
     .use(swagger({ path: '/docs', specPath: '/openapi.json', documentation: documentation as never, exclude: ['/docs', '/openapi.json'] }))
     .get('/healthz', () => ({ status: 'ok' }), {
@@ -60,9 +64,10 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
   const base = documentBase(components)
 
   const app = new Elysia({ normalize: false, aot: true })
-    .onRequest(({ request, set, server }) => {
+    // Reads the server from `app`, not the context: asking the context for `server` makes Elysia define a getter on every request.
+    .onRequest(({ request, set }) => {
       const requestId = chooseRequestId(request.headers.get('x-request-id'))
-      beginRequest(request, requestId, () => server?.requestIP(request)?.address ?? 'local')
+      beginRequest(request, requestId, () => app.server?.requestIP(request)?.address ?? 'local')
       set.headers['x-request-id'] = requestId
     })
     .onError({ as: 'global' }, async ({ code, error, request, set }) => {
@@ -74,7 +79,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
       if (error instanceof ApiError) {
         problem = { code: error.code, detail: error.detail, headers: error.headers }
       } else if (code === 'NOT_FOUND') {
-        Object.assign(set.headers, await peekHeaders(platform, request, state?.ip ?? 'local'))
+        await peekHeaders(platform, request, state?.ip ?? 'local', set.headers)
         const path = new URL(request.url).pathname
         const allowed = allowedMethods(app.routes, path)
         problem =

@@ -23,6 +23,8 @@ export interface AuthContext {
 }
 
 const KEY_FORMAT = /^pfk_(key_[0-9a-f]{32})_([A-Za-z0-9_-]{43})$/
+/** `Authorization: Bearer <key>` in one pass; the scheme name is case-insensitive (RFC 9110), the key is not. */
+const BEARER_KEY = /^[Bb][Ee][Aa][Rr][Ee][Rr] +pfk_(key_[0-9a-f]{32})_([A-Za-z0-9_-]{43}) *$/
 
 export function parseApiKey(token: string): { keyId: string; secret: string } | null {
   const m = KEY_FORMAT.exec(token)
@@ -46,21 +48,26 @@ function authContext({ key, owner }: KeyWithOwner): AuthContext {
 class Lru<K, V> {
   private readonly map = new Map<K, V>()
   constructor(private readonly capacity: number) {}
+  /** The most recently used key: using it again needs no reordering. */
+  private newest: K | undefined
   get(key: K): V | undefined {
     const value = this.map.get(key)
-    if (value !== undefined) {
+    if (value !== undefined && key !== this.newest) {
       this.map.delete(key)
       this.map.set(key, value)
+      this.newest = key
     }
     return value
   }
   set(key: K, value: V): void {
     this.map.delete(key)
     this.map.set(key, value)
+    this.newest = key
     if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K)
   }
   delete(key: K): void {
     this.map.delete(key)
+    if (key === this.newest) this.newest = undefined
   }
 }
 
@@ -75,6 +82,8 @@ interface Verified {
   expiresAt: number | null
   /** The control database's commit generation when the key's row was last read. */
   readAt: number
+  /** When a use of the key was last queued for writing (last-use times are kept to the minute). */
+  usedAt: number
 }
 
 export class Authenticator {
@@ -82,7 +91,8 @@ export class Authenticator {
   private readonly failures = new Lru<string, { count: number; lockedUntil: number }>(10_000)
   /** Last-use times waiting to be written (at most once a minute per key). */
   private readonly lastUsed = new Map<string, number>()
-  private readonly lastUsedWritten = new Map<string, number>()
+  /** Where a presented secret is hashed, so the hot path allocates no buffer. */
+  private readonly presented = Buffer.alloc(32)
 
   constructor(
     private readonly control: ControlStore,
@@ -91,19 +101,19 @@ export class Authenticator {
 
   /** The caller behind an `Authorization` header, or null for every kind of failure alike. */
   async authenticate(authorization: string | null): Promise<AuthContext | null> {
-    if (!authorization) return null
-    const match = /^Bearer +(\S+) *$/i.exec(authorization)
-    const parsed = match ? parseApiKey(match[1] as string) : null
-    if (!parsed) return null
+    const match = authorization ? BEARER_KEY.exec(authorization) : null
+    if (!match) return null
+    const keyId = match[1] as string
+    const secret = match[2] as string
     const now = this.now()
-    const cached = this.verified.get(parsed.keyId)
+    const cached = this.verified.get(keyId)
     if (cached) {
       // The hot path: the key and its owner are read again only if a commit may have changed them.
       const generation = this.control.commits.current()
       if (cached.readAt !== generation) {
-        const found = this.control.findKey(parsed.keyId)
+        const found = this.control.findKey(keyId)
         if (!found || found.key.revokedAt !== null) {
-          this.verified.delete(parsed.keyId)
+          this.verified.delete(keyId)
           return null
         }
         cached.context = authContext(found)
@@ -111,15 +121,19 @@ export class Authenticator {
         cached.readAt = generation
       }
       if (cached.expiresAt !== null && cached.expiresAt <= now) {
-        this.verified.delete(parsed.keyId)
+        this.verified.delete(keyId)
         return null
       }
-      if (!timingSafeEqual(cached.digest, sha256(parsed.secret))) return this.fail(parsed.keyId, now)
-      this.noteUse(parsed.keyId, now)
+      Bun.CryptoHasher.hash('sha256', secret, this.presented)
+      if (!timingSafeEqual(cached.digest, this.presented)) return this.fail(keyId, now)
+      if (now - cached.usedAt >= 60_000) {
+        cached.usedAt = now
+        this.lastUsed.set(keyId, now)
+      }
       return cached.context
     }
     const readAt = this.control.commits.current()
-    const found = this.control.findKey(parsed.keyId)
+    const found = this.control.findKey(keyId)
     if (!found) return null
     const { key } = found
     if (key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= now)) return null
@@ -127,15 +141,15 @@ export class Authenticator {
     if (failure && failure.lockedUntil > now) return null
     let ok = false
     try {
-      ok = await argon2Verify(key.secretHash, parsed.secret)
+      ok = await argon2Verify(key.secretHash, secret)
     } catch {
       ok = false
     }
     if (!ok) return this.fail(key.id, this.now())
     this.failures.delete(key.id)
     const context = authContext(found)
-    this.verified.set(key.id, { digest: sha256(parsed.secret), context, expiresAt: key.expiresAt, readAt })
-    this.noteUse(key.id, now)
+    this.verified.set(key.id, { digest: sha256(secret), context, expiresAt: key.expiresAt, readAt, usedAt: now })
+    this.lastUsed.set(key.id, now)
     return context
   }
 
@@ -147,20 +161,11 @@ export class Authenticator {
     return null
   }
 
-  private noteUse(keyId: string, now: number): void {
-    const written = this.lastUsedWritten.get(keyId) ?? 0
-    if (now - written >= 60_000) {
-      this.lastUsed.set(keyId, now)
-      this.lastUsedWritten.set(keyId, now)
-    }
-  }
-
   /** Writes pending last-use times (called by the write-behind timer and at shutdown). */
   flush(): void {
     if (this.lastUsed.size === 0) return
     const pending = new Map(this.lastUsed)
     this.lastUsed.clear()
     this.control.touchKeys(pending)
-    if (this.lastUsedWritten.size > 10_000) this.lastUsedWritten.clear()
   }
 }

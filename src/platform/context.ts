@@ -3,7 +3,7 @@ import type { ControlStore } from '../db/control/store.ts'
 import type { TenantRegistry } from '../db/tenant/registry.ts'
 import type { AuthContext, Authenticator } from './auth.ts'
 import type { IdempotencyStore, StoredResponse } from './idempotency.ts'
-import type { RateLimiter } from './rate-limit.ts'
+import type { Limits, RateLimiter } from './rate-limit.ts'
 
 /** The long-lived services a request may use, built once by the server. */
 export interface Platform {
@@ -12,6 +12,8 @@ export interface Platform {
   tenants: TenantRegistry
   authenticator: Authenticator
   limiter: RateLimiter
+  /** Rate limits for callers with a valid key and for everyone else (per client IP). */
+  limits: { key: Limits; anonymous: Limits }
   idempotency: IdempotencyStore
   log: (message: string) => void
 }

@@ -5,7 +5,6 @@ import { type Platform, type RequestState, requestState } from './context.ts'
 import { ApiError, PROBLEM_CONTENT_TYPE, problemBody } from './errors.ts'
 import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempotency.ts'
 import { buildOperation } from './openapi.ts'
-import { type Limits, rateLimitHeaders } from './rate-limit.ts'
 import type { AnyRoute, HandlerInput, Reply } from './route.ts'
 import { assertValid, coerceQuery } from './validation.ts'
 
@@ -18,21 +17,14 @@ import { assertValid, coerceQuery } from './validation.ts'
 
 type Headers = Record<string, string | number>
 
-export function keyLimits(platform: Platform): Limits {
-  return { perMinute: platform.config.rateLimitPerMinute, perDay: platform.config.rateLimitPerDay }
-}
-export function anonLimits(platform: Platform): Limits {
-  return { perMinute: platform.config.anonRateLimitPerMinute, perDay: platform.config.anonRateLimitPerDay }
-}
-
 /** Authenticates and counts the request; throws 401/429 for anonymous callers. */
 async function admit(platform: Platform, request: Request, state: RequestState, headers: Headers): Promise<AuthContext> {
   const auth = await platform.authenticator.authenticate(request.headers.get('authorization'))
-  const bucket = auth ? `key:${auth.principal.keyId}` : `ip:${state.ip}`
-  const { allowed, state: rate } = platform.limiter.consume(bucket, auth ? keyLimits(platform) : anonLimits(platform))
-  Object.assign(headers, rateLimitHeaders(rate))
-  if (!allowed) {
-    throw new ApiError('rate_limit_exceeded', `Rate limit exceeded; retry in ${rate.retryAfter} seconds`)
+  const retryAfter = auth
+    ? platform.limiter.consume(`key:${auth.principal.keyId}`, platform.limits.key, headers)
+    : platform.limiter.consume(`ip:${state.ip}`, platform.limits.anonymous, headers)
+  if (retryAfter > 0) {
+    throw new ApiError('rate_limit_exceeded', `Rate limit exceeded; retry in ${retryAfter} seconds`)
   }
   if (!auth) {
     throw new ApiError('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>', { 'www-authenticate': 'Bearer' })

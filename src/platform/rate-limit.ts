@@ -5,20 +5,22 @@ import type { ControlStore, RateLimitRow } from '../db/control/store.ts'
  * (`key:<id>` or `ip:<address>`). Counted in memory and written behind to the control
  * database, so counts survive a restart without a durable commit per request.
  */
-export interface Limits {
-  perMinute: number
-  perDay: number
+
+/** A pair of limits, with the header text of each made once rather than per response. */
+export class Limits {
+  readonly perMinuteText: string
+  readonly perDayText: string
+  constructor(
+    readonly perMinute: number,
+    readonly perDay: number,
+  ) {
+    this.perMinuteText = String(perMinute)
+    this.perDayText = String(perDay)
+  }
 }
 
-export interface RateState {
-  limits: Limits
-  minuteCount: number
-  dayCount: number
-  resetMinute: number
-  resetDay: number
-  /** Seconds until the exhausted window resets, on a refusal. */
-  retryAfter?: number
-}
+/** Where the X-RateLimit-* headers go: Elysia's `set.headers`, or a plain record. */
+export type HeaderSink = Record<string, string | number>
 
 const MINUTE = 60_000
 const DAY = 86_400_000
@@ -53,37 +55,32 @@ export class RateLimiter {
     return row
   }
 
-  private state(row: RateLimitRow, limits: Limits, now: number): RateState {
-    return {
-      limits,
-      minuteCount: row.minuteCount,
-      dayCount: row.dayCount,
-      resetMinute: Math.max(1, Math.ceil((MINUTE - (now % MINUTE)) / 1000)),
-      resetDay: Math.max(1, Math.ceil((DAY - (now % DAY)) / 1000)),
-    }
-  }
-
-  /** Counts one request, unless a window is already full: then it is refused and not counted. */
-  consume(bucket: string, limits: Limits): { allowed: boolean; state: RateState } {
+  /**
+   * Counts one request, unless a window is already full: then it is refused and not counted.
+   * Writes the six X-RateLimit-* headers (and Retry-After on a refusal) into `headers`.
+   * Returns 0 when allowed, otherwise the seconds until the full window resets.
+   */
+  consume(bucket: string, limits: Limits, headers: HeaderSink): number {
     const now = this.now()
     const row = this.counter(bucket, now)
     const minuteFull = row.minuteCount >= limits.perMinute
     const dayFull = row.dayCount >= limits.perDay
-    if (minuteFull || dayFull) {
-      const state = this.state(row, limits, now)
-      state.retryAfter = dayFull ? state.resetDay : state.resetMinute
-      return { allowed: false, state }
+    if (!minuteFull && !dayFull) {
+      row.minuteCount += 1
+      row.dayCount += 1
+      this.dirty.add(bucket)
     }
-    row.minuteCount += 1
-    row.dayCount += 1
-    this.dirty.add(bucket)
-    return { allowed: true, state: this.state(row, limits, now) }
+    writeHeaders(headers, row, limits, now)
+    if (!minuteFull && !dayFull) return 0
+    const retryAfter = dayFull ? secondsLeft(now, DAY) : secondsLeft(now, MINUTE)
+    headers['retry-after'] = String(retryAfter)
+    return retryAfter
   }
 
-  /** The bucket's state without counting (for uncounted routes). */
-  peek(bucket: string, limits: Limits): RateState {
+  /** Writes the bucket's headers without counting (for uncounted routes and unknown paths). */
+  peek(bucket: string, limits: Limits, headers: HeaderSink): void {
     const now = this.now()
-    return this.state(this.counter(bucket, now), limits, now)
+    writeHeaders(headers, this.counter(bucket, now), limits, now)
   }
 
   flush(): void {
@@ -102,15 +99,16 @@ export class RateLimiter {
   }
 }
 
-export function rateLimitHeaders(state: RateState): Record<string, string> {
-  const headers: Record<string, string> = {
-    'x-ratelimit-limit-minute': String(state.limits.perMinute),
-    'x-ratelimit-remaining-minute': String(Math.max(0, state.limits.perMinute - state.minuteCount)),
-    'x-ratelimit-reset-minute': String(state.resetMinute),
-    'x-ratelimit-limit-day': String(state.limits.perDay),
-    'x-ratelimit-remaining-day': String(Math.max(0, state.limits.perDay - state.dayCount)),
-    'x-ratelimit-reset-day': String(state.resetDay),
-  }
-  if (state.retryAfter !== undefined) headers['retry-after'] = String(state.retryAfter)
-  return headers
+/** Whole seconds until the current window of `size` ms ends (at least 1). */
+function secondsLeft(now: number, size: number): number {
+  return Math.max(1, Math.ceil((size - (now % size)) / 1000))
+}
+
+function writeHeaders(headers: HeaderSink, row: RateLimitRow, limits: Limits, now: number): void {
+  headers['x-ratelimit-limit-minute'] = limits.perMinuteText
+  headers['x-ratelimit-remaining-minute'] = String(Math.max(0, limits.perMinute - row.minuteCount))
+  headers['x-ratelimit-reset-minute'] = String(secondsLeft(now, MINUTE))
+  headers['x-ratelimit-limit-day'] = limits.perDayText
+  headers['x-ratelimit-remaining-day'] = String(Math.max(0, limits.perDay - row.dayCount))
+  headers['x-ratelimit-reset-day'] = String(secondsLeft(now, DAY))
 }
