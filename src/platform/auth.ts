@@ -99,8 +99,12 @@ export class Authenticator {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The caller behind an `Authorization` header, or null for every kind of failure alike. */
-  async authenticate(authorization: string | null): Promise<AuthContext | null> {
+  /**
+   * The caller behind an `Authorization` header, or null for every kind of failure alike.
+   * A key this process has verified before is answered synchronously; only a key's first
+   * use returns a promise (argon2 runs off the main thread).
+   */
+  authenticate(authorization: string | null): AuthContext | null | Promise<AuthContext | null> {
     const match = authorization ? BEARER_KEY.exec(authorization) : null
     if (!match) return null
     const keyId = match[1] as string
@@ -132,6 +136,11 @@ export class Authenticator {
       }
       return cached.context
     }
+    return this.verify(keyId, secret, now)
+  }
+
+  /** The slow path: reads the key and checks the secret with argon2. */
+  private async verify(keyId: string, secret: string, now: number): Promise<AuthContext | null> {
     const readAt = this.control.commits.current()
     const found = this.control.findKey(keyId)
     if (!found) return null

@@ -57,7 +57,16 @@ export function findRequestState(request: Request): RequestState | undefined {
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
+/**
+ * Request ids need to be unique, not unguessable: 64 random bits fixed per process, then a
+ * counter (32 hex digits in all, like a UUID). Cheaper than a fresh UUID on every request.
+ */
+const REQUEST_ID_PREFIX = `req_${Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString('hex')}`
+let requestCounter = 0
+
 /** A client-sent X-Request-Id when it is a sane token, otherwise a fresh one. */
 export function chooseRequestId(sent: string | null): string {
-  return sent && SANE_REQUEST_ID.test(sent) ? sent : `req_${Bun.randomUUIDv7().replaceAll('-', '')}`
+  if (sent && SANE_REQUEST_ID.test(sent)) return sent
+  requestCounter += 1
+  return REQUEST_ID_PREFIX + requestCounter.toString(16).padStart(16, '0')
 }

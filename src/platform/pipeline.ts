@@ -17,9 +17,8 @@ import { assertValid, coerceQuery } from './validation.ts'
 
 type Headers = Record<string, string | number>
 
-/** Authenticates and counts the request; throws 401/429 for anonymous callers. */
-async function admit(platform: Platform, request: Request, state: RequestState, headers: Headers): Promise<AuthContext> {
-  const auth = await platform.authenticator.authenticate(request.headers.get('authorization'))
+/** Counts the request against the key's bucket, or the client IP's without a valid key; throws 429, then 401. */
+function admit(platform: Platform, auth: AuthContext | null, state: RequestState, headers: Headers): AuthContext {
   const retryAfter = auth
     ? platform.limiter.consume(`key:${auth.principal.keyId}`, platform.limits.key, headers)
     : platform.limiter.consume(`ip:${state.ip}`, platform.limits.anonymous, headers)
@@ -33,8 +32,8 @@ async function admit(platform: Platform, request: Request, state: RequestState, 
 }
 
 function authorize(route: AnyRoute, auth: AuthContext): void {
-  const missing = route.scopes.filter((scope) => !auth.principal.scopes.includes(scope))
-  if (missing.length > 0) {
+  if (!route.scopes.every((scope) => auth.principal.scopes.includes(scope))) {
+    const missing = route.scopes.filter((scope) => !auth.principal.scopes.includes(scope))
     throw new ApiError('insufficient_scope', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`)
   }
   if (auth.subject.tier !== 'pro') {
@@ -66,7 +65,8 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
 
     const transform = async ({ request, set }: { request: Request; set: { headers: Headers } }) => {
       const state = requestState(request)
-      const auth = await admit(platform, request, state, set.headers)
+      const found = platform.authenticator.authenticate(request.headers.get('authorization'))
+      const auth = admit(platform, found instanceof Promise ? await found : found, state, set.headers)
       authorize(route, auth)
       state.auth = auth
       if (route.query) {
