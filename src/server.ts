@@ -67,7 +67,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
     // Reads the server from `app`, not the context: asking the context for `server` makes Elysia define a getter on every request.
     .onRequest(({ request, set }) => {
       const requestId = chooseRequestId(request.headers.get('x-request-id'))
-      beginRequest(request, requestId, () => app.server?.requestIP(request)?.address ?? 'local')
+      beginRequest(request, requestId, app.server)
       set.headers['x-request-id'] = requestId
     })
     .onError({ as: 'global' }, async ({ code, error, request, set }) => {

@@ -18,29 +18,35 @@ export interface Platform {
   log: (message: string) => void
 }
 
+/** The part of Bun's server the pipeline uses. */
+type ClientAddressSource = { requestIP(request: Request): { address: string } | null } | null | undefined
+
 /** What the pipeline learns about one request, kept beside it until the response is made. */
-export interface RequestState {
-  requestId: string
-  /** The client address, read only when needed (requests without a valid key). */
-  readonly ip: string
+export class RequestState {
   auth?: AuthContext
   body?: unknown
   query?: unknown
   idempotency?: { ownerId: string; key: string; fingerprint: string; token?: symbol }
   replay?: StoredResponse
+  private clientIp?: string
+
+  constructor(
+    readonly requestId: string,
+    private readonly request: Request,
+    private readonly server: ClientAddressSource,
+  ) {}
+
+  /** The client address, read only when needed (requests without a valid key). */
+  get ip(): string {
+    this.clientIp ??= this.server?.requestIP(this.request)?.address ?? 'local'
+    return this.clientIp
+  }
 }
 
 const states = new WeakMap<Request, RequestState>()
 
-export function beginRequest(request: Request, requestId: string, clientIp: () => string): RequestState {
-  let ip: string | undefined
-  const state: RequestState = {
-    requestId,
-    get ip() {
-      ip ??= clientIp()
-      return ip
-    },
-  }
+export function beginRequest(request: Request, requestId: string, server: ClientAddressSource): RequestState {
+  const state = new RequestState(requestId, request, server)
   states.set(request, state)
   return state
 }

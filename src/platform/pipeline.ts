@@ -1,4 +1,5 @@
 import type { Elysia } from 'elysia'
+import type { Tenant, TenantRegistry } from '../db/tenant/registry.ts'
 import type { AuthContext } from './auth.ts'
 import { readJsonBody } from './body.ts'
 import { type Platform, type RequestState, requestState } from './context.ts'
@@ -59,6 +60,27 @@ function serialize(reply: Reply<unknown>, requestId: string, now: number, print:
   return { fingerprint: print, status: reply.status, body: JSON.stringify(reply.body), location: reply.location ?? null, requestId, createdAt: now }
 }
 
+/** What a handler gets; the tenant database is opened only if the handler asks for it. */
+class Input implements HandlerInput<unknown, unknown, unknown> {
+  readonly auth: AuthContext
+  readonly body: unknown
+  readonly query: unknown
+  readonly requestId: string
+  constructor(
+    private readonly tenants: TenantRegistry,
+    state: RequestState,
+    readonly params: unknown,
+  ) {
+    this.auth = state.auth as AuthContext
+    this.body = state.body
+    this.query = state.query ?? {}
+    this.requestId = state.requestId
+  }
+  get tenant(): Tenant {
+    return this.tenants.get(this.auth.subject.id)
+  }
+}
+
 export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[], components: Record<string, unknown>): void {
   for (const route of routes) {
     const isWrite = route.method === 'POST' || route.method === 'PATCH'
@@ -103,17 +125,7 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
         set.headers['x-request-id'] = replay.requestId
         return respond(set, replay.status, replay.body, replay.location, { 'idempotent-replayed': 'true' })
       }
-      const auth = state.auth as AuthContext
-      const input: HandlerInput<unknown, unknown, unknown> = {
-        auth,
-        get tenant() {
-          return platform.tenants.get(auth.subject.id)
-        },
-        body: state.body,
-        query: state.query ?? {},
-        params,
-        requestId: state.requestId,
-      }
+      const input = new Input(platform.tenants, state, params)
       const idem = state.idempotency
       if (!idem) {
         const reply = route.handle(input)
