@@ -57,7 +57,7 @@ function respond(set: ResponseSetter, status: number, body: string, location?: s
 }
 
 function serialize(reply: Reply<unknown>, requestId: string, now: number, print: string): StoredResponse {
-  return { fingerprint: print, status: reply.status, body: JSON.stringify(reply.body), location: reply.location ?? null, requestId, createdAt: now }
+  return { fingerprint: print, status: reply.status, body: reply.serialized ?? JSON.stringify(reply.body), location: reply.location ?? null, requestId, createdAt: now }
 }
 
 /** What a handler gets; the tenant database is opened only if the handler asks for it. */
@@ -129,7 +129,7 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       const idem = state.idempotency
       if (!idem) {
         const reply = route.handle(input)
-        return respond(set, reply.status, JSON.stringify(reply.body), reply.location)
+        return respond(set, reply.status, reply.serialized ?? JSON.stringify(reply.body), reply.location)
       }
       try {
         const tenant = input.tenant

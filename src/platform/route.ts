@@ -28,6 +28,8 @@ export interface Reply<T> {
   body: T
   /** Sets the `Location` header (201 responses). */
   location?: string
+  /** `body` already serialized, for a reply the handler keeps ready; must equal `JSON.stringify(body)`. */
+  serialized?: string
 }
 
 export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | undefined, P extends TSchema | undefined, R extends TSchema> {

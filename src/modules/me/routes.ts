@@ -1,5 +1,25 @@
-import { defineRoute } from '../../platform/route.ts'
+import type { AuthContext } from '../../platform/auth.ts'
+import { defineRoute, type Reply } from '../../platform/route.ts'
 import { MeResponse, toMe } from './model.ts'
+
+type MeBody = typeof MeResponse.static
+
+/**
+ * The body depends on the caller's auth context alone, and the authenticator makes a new
+ * context whenever the key or its owner may have changed, so each context's body is built
+ * and serialized once.
+ */
+const replies = new WeakMap<AuthContext, Reply<MeBody>>()
+
+function meReply(auth: AuthContext): Reply<MeBody> {
+  let reply = replies.get(auth)
+  if (!reply) {
+    const body = { data: toMe(auth) }
+    reply = { status: 200, body, serialized: JSON.stringify(body) }
+    replies.set(auth, reply)
+  }
+  return reply
+}
 
 export const meRoutes = [
   defineRoute({
@@ -11,6 +31,6 @@ export const meRoutes = [
     scopes: ['me:read'],
     response: MeResponse,
     statuses: [200],
-    handle: ({ auth }) => ({ status: 200, body: { data: toMe(auth) } }),
+    handle: ({ auth }) => meReply(auth),
   }),
 ]
