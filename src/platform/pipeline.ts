@@ -7,6 +7,7 @@ import { ApiError, PROBLEM_CONTENT_TYPE, problemBody } from './errors.ts'
 import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempotency.ts'
 import { buildOperation } from './openapi.ts'
 import type { AnyRoute, HandlerInput, Reply } from './route.ts'
+import type { Scope } from './scopes.ts'
 import { assertValid, coerceQuery } from './validation.ts'
 
 /**
@@ -32,8 +33,13 @@ function admit(platform: Platform, auth: AuthContext | null, state: RequestState
   return auth
 }
 
+function hasScopes(auth: AuthContext, needed: readonly Scope[]): boolean {
+  for (const scope of needed) if (!auth.principal.scopes.includes(scope)) return false
+  return true
+}
+
 function authorize(route: AnyRoute, auth: AuthContext): void {
-  if (!route.scopes.every((scope) => auth.principal.scopes.includes(scope))) {
+  if (!hasScopes(auth, route.scopes)) {
     const missing = route.scopes.filter((scope) => !auth.principal.scopes.includes(scope))
     throw new ApiError('insufficient_scope', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`)
   }
