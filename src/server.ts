@@ -5,7 +5,7 @@ import { ControlStore } from './db/control/store.ts'
 import { TenantRegistry } from './db/tenant/registry.ts'
 import { routes as v1Routes } from './modules/index.ts'
 import { Authenticator } from './platform/auth.ts'
-import { beginRequest, chooseRequestId, findRequestState, type Platform } from './platform/context.ts'
+import { type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
 import { ApiError, type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './platform/errors.ts'
 import { IdempotencyStore } from './platform/idempotency.ts'
 import { documentBase, systemOperation } from './platform/openapi.ts'
@@ -35,17 +35,19 @@ export function createPlatform(config: Config, log: (message: string) => void = 
 }
 
 /** Headers of a request that is not counted: the caller's current state, unchanged. */
-async function peekHeaders(platform: Platform, request: Request, ip: string, headers: HeaderSink): Promise<void> {
+async function peekHeaders(platform: Platform, request: Request, state: RequestState, headers: HeaderSink): Promise<void> {
   const auth = await platform.authenticator.authenticate(request.headers.get('authorization'))
   if (auth) platform.limiter.peek(`key:${auth.principal.keyId}`, platform.limits.key, headers)
-  else platform.limiter.peek(`ip:${ip}`, platform.limits.anonymous, headers)
+  else platform.limiter.peek(`ip:${state.ip}`, platform.limits.anonymous, headers)
 }
 
 /** The keyless, uncounted routes: the API document, the docs page and health. They carry the caller's current counts. */
-function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof documentBase>) {
+function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof documentBase>, server: ServerLookup) {
   return new Elysia({ name: 'uncounted' })
     .onTransform(async ({ request, set }) => {
-      await peekHeaders(platform, request, findRequestState(request)?.ip ?? 'local', set.headers)
+      const state = requestStateOf(request, server)
+      set.headers['x-request-id'] = state.requestId
+      await peekHeaders(platform, request, state, set.headers)
     })
     .use(swagger({ path: '/docs', specPath: '/openapi.json', documentation: documentation as never, exclude: ['/docs', '/openapi.json'] }))
     .get('/healthz', () => ({ status: 'ok' }), {
@@ -63,23 +65,21 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
   const components: Record<string, unknown> = {}
   const base = documentBase(components)
 
+  // There is no global onRequest hook: each route's first hook (or this error handler) starts
+  // the request's state, which saves Elysia work on every request. The server is read from
+  // `app` rather than the context, which would make Elysia define a getter per request.
+  const server: ServerLookup = () => app.server
   const app = new Elysia({ normalize: false, aot: true })
-    // Reads the server from `app`, not the context: asking the context for `server` makes Elysia define a getter on every request.
-    .onRequest(({ request, set }) => {
-      const requestId = chooseRequestId(request.headers.get('x-request-id'))
-      beginRequest(request, requestId, app.server)
-      set.headers['x-request-id'] = requestId
-    })
     .onError({ as: 'global' }, async ({ code, error, request, set }) => {
-      const state = findRequestState(request)
-      const requestId = state?.requestId ?? chooseRequestId(null)
+      const state = requestStateOf(request, server)
+      const requestId = state.requestId
       set.headers['x-request-id'] = requestId
-      if (state?.idempotency?.token) platform.idempotency.release(state.idempotency.ownerId, state.idempotency.key, state.idempotency.token)
+      if (state.idempotency?.token) platform.idempotency.release(state.idempotency.ownerId, state.idempotency.key, state.idempotency.token)
       let problem: { code: ErrorCode; detail: string; headers?: Record<string, string> }
       if (error instanceof ApiError) {
         problem = { code: error.code, detail: error.detail, headers: error.headers }
       } else if (code === 'NOT_FOUND') {
-        await peekHeaders(platform, request, state?.ip ?? 'local', set.headers)
+        await peekHeaders(platform, request, state, set.headers)
         const path = new URL(request.url).pathname
         const allowed = allowedMethods(app.routes, path)
         problem =
@@ -98,7 +98,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
         headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...problem.headers },
       })
     })
-    .use(uncountedRoutes(platform, base))
+    .use(uncountedRoutes(platform, base, server))
 
   mountRoutes(app as unknown as Elysia, platform, routes, components)
   return app

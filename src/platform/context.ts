@@ -18,8 +18,8 @@ export interface Platform {
   log: (message: string) => void
 }
 
-/** The part of Bun's server the pipeline uses. */
-type ClientAddressSource = { requestIP(request: Request): { address: string } | null } | null | undefined
+/** Finds the listening server (for client addresses); null when there is none, as under `app.handle`. */
+export type ServerLookup = () => { requestIP(request: Request): { address: string } | null } | null | undefined
 
 /** What the pipeline learns about one request, kept beside it until the response is made. */
 export class RequestState {
@@ -33,32 +33,38 @@ export class RequestState {
   constructor(
     readonly requestId: string,
     private readonly request: Request,
-    private readonly server: ClientAddressSource,
+    private readonly server: ServerLookup,
   ) {}
 
   /** The client address, read only when needed (requests without a valid key). */
   get ip(): string {
-    this.clientIp ??= this.server?.requestIP(this.request)?.address ?? 'local'
+    this.clientIp ??= this.server()?.requestIP(this.request)?.address ?? 'local'
     return this.clientIp
   }
 }
 
 const states = new WeakMap<Request, RequestState>()
 
-export function beginRequest(request: Request, requestId: string, server: ClientAddressSource): RequestState {
-  const state = new RequestState(requestId, request, server)
-  states.set(request, state)
+/**
+ * The request's state, made by whichever hook meets the request first (the route's pipeline,
+ * an uncounted route, or the error handler), with its request id: a sane client-sent
+ * X-Request-Id, otherwise a fresh one. A global onRequest hook would do the same for every
+ * request but costs Elysia a context property and URL parsing on each.
+ */
+export function requestStateOf(request: Request, server: ServerLookup): RequestState {
+  let state = states.get(request)
+  if (!state) {
+    state = new RequestState(chooseRequestId(request.headers.get('x-request-id')), request, server)
+    states.set(request, state)
+  }
   return state
 }
 
+/** The state the pipeline's transform made; the handler runs only after it. */
 export function requestState(request: Request): RequestState {
   const state = states.get(request)
-  if (!state) throw new Error('request state missing: onRequest hook did not run')
+  if (!state) throw new Error('request state missing: the route transform did not run')
   return state
-}
-
-export function findRequestState(request: Request): RequestState | undefined {
-  return states.get(request)
 }
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
@@ -72,7 +78,7 @@ const REQUEST_ID_PREFIX = `req_${Buffer.from(crypto.getRandomValues(new Uint8Arr
 let requestCounter = 2 ** 52
 
 /** A client-sent X-Request-Id when it is a sane token, otherwise a fresh one. */
-export function chooseRequestId(sent: string | null): string {
+function chooseRequestId(sent: string | null): string {
   if (sent && SANE_REQUEST_ID.test(sent)) return sent
   requestCounter += 1
   return REQUEST_ID_PREFIX + requestCounter.toString(16)

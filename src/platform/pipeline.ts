@@ -2,7 +2,7 @@ import type { Elysia } from 'elysia'
 import type { Tenant, TenantRegistry } from '../db/tenant/registry.ts'
 import type { AuthContext } from './auth.ts'
 import { readJsonBody } from './body.ts'
-import { type Platform, type RequestState, requestState } from './context.ts'
+import { type Platform, type RequestState, requestState, requestStateOf } from './context.ts'
 import { ApiError, PROBLEM_CONTENT_TYPE, problemBody } from './errors.ts'
 import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempotency.ts'
 import { buildOperation } from './openapi.ts'
@@ -88,11 +88,13 @@ class Input implements HandlerInput<unknown, unknown, unknown> {
 }
 
 export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[], components: Record<string, unknown>): void {
+  const server = () => app.server
   for (const route of routes) {
     const isWrite = route.method === 'POST' || route.method === 'PATCH'
 
     const transform = async ({ request, set }: { request: Request; set: { headers: Headers } }) => {
-      const state = requestState(request)
+      const state = requestStateOf(request, server)
+      set.headers['x-request-id'] = state.requestId
       const found = platform.authenticator.authenticate(request.headers.get('authorization'))
       const auth = admit(platform, found instanceof Promise ? await found : found, state, set.headers)
       authorize(route, auth)
