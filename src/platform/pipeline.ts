@@ -2,7 +2,7 @@ import type { Elysia } from 'elysia'
 import type { Tenant, TenantRegistry } from '../db/tenant/registry.ts'
 import type { AuthContext } from './auth.ts'
 import { readJsonBody } from './body.ts'
-import { type Platform, type RequestState, requestState, requestStateOf } from './context.ts'
+import { type Platform, type RequestState, requestStateOf } from './context.ts'
 import { ApiError, PROBLEM_CONTENT_TYPE, problemBody } from './errors.ts'
 import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempotency.ts'
 import { buildOperation } from './openapi.ts'
@@ -12,9 +12,9 @@ import { assertValid, coerceQuery } from './validation.ts'
 
 /**
  * The request pipeline, in the order of CONTRACT §6: route → authentication → rate limit →
- * scope/tier → idempotency → body → handler. Everything before the handler runs in Elysia's
- * transform stage; the handler runs synchronously, inside the write transaction for POST
- * and PATCH, so a write and its idempotency record commit together.
+ * scope/tier → idempotency → body → handler. The route's handler runs synchronously, inside
+ * the write transaction for POST and PATCH, so a write and its idempotency record commit
+ * together.
  */
 
 type Headers = Record<string, string | number>
@@ -87,12 +87,80 @@ class Input implements HandlerInput<unknown, unknown, unknown> {
   }
 }
 
+/**
+ * The write half of the pipeline (POST and PATCH): Idempotency-Key, body, fingerprint, then
+ * either a stored answer to replay, or the key claimed for this request.
+ */
+async function prepareWrite(platform: Platform, route: AnyRoute, request: Request, state: RequestState, auth: AuthContext): Promise<void> {
+  const key = readIdempotencyKey(request.headers.get('idempotency-key'))
+  const decoded = route.body ? await readJsonBody(request) : undefined
+  const ownerId = auth.subject.id
+  const print = fingerprint(route.method, new URL(request.url).pathname, decoded?.canonical ?? '')
+  const stored = platform.idempotency.find(platform.tenants.get(ownerId), key)
+  if (stored) {
+    if (stored.fingerprint !== print) {
+      throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was used with a different request (method, path or body)')
+    }
+    state.replay = stored
+    return
+  }
+  if (route.body) assertValid(route.body, decoded?.value, 'body')
+  const token = platform.idempotency.claim(ownerId, key)
+  if (!token) {
+    throw new ApiError('idempotency_key_in_progress', 'A request with this Idempotency-Key is still being processed', { 'retry-after': '1' })
+  }
+  state.body = decoded?.value
+  state.idempotency = { ownerId, key, fingerprint: print, token }
+}
+
+/** Runs the route's handler; a write runs inside the tenant transaction that also records its answer. */
+function execute(platform: Platform, route: AnyRoute, state: RequestState, params: unknown, set: ResponseSetter): string {
+  if (state.replay) {
+    const replay = state.replay
+    set.headers['x-request-id'] = replay.requestId
+    return respond(set, replay.status, replay.body, replay.location, { 'idempotent-replayed': 'true' })
+  }
+  const input = new Input(platform.tenants, state, params)
+  const idem = state.idempotency
+  if (!idem) {
+    const reply = route.handle(input)
+    return respond(set, reply.status, reply.serialized ?? JSON.stringify(reply.body), reply.location)
+  }
+  try {
+    const tenant = input.tenant
+    const stored = tenant.write(() => {
+      const reply = route.handle(input)
+      const record = serialize(reply, state.requestId, Date.now(), idem.fingerprint)
+      platform.idempotency.recordInTenant(tenant, idem.key, record)
+      return record
+    })
+    platform.idempotency.recordInControl(idem.ownerId, idem.key, stored)
+    return respond(set, stored.status, stored.body, stored.location)
+  } catch (error) {
+    // A handler's 4xx is an answer like any other: stored, and replayed on retry.
+    if (error instanceof ApiError && error.status < 500) {
+      const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
+      const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }
+      platform.idempotency.recordInControl(idem.ownerId, idem.key, record)
+      return respond(set, error.status, body, null, error.headers)
+    }
+    throw error
+  } finally {
+    if (idem.token) platform.idempotency.release(idem.ownerId, idem.key, idem.token)
+  }
+}
+
+type RouteContext = { request: Request; params: unknown; set: ResponseSetter }
+
 export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[], components: Record<string, unknown>): void {
   const server = () => app.server
   for (const route of routes) {
     const isWrite = route.method === 'POST' || route.method === 'PATCH'
 
-    const transform = async ({ request, set }: { request: Request; set: { headers: Headers } }) => {
+    // One Elysia handler per route runs the whole pipeline: a separate transform hook would
+    // cost Elysia a second await on every request. Only a key's first use (argon2) and a
+    // write's body make it wait.
+    const handler = async ({ request, params, set }: RouteContext) => {
       const state = requestStateOf(request, server)
       set.headers['x-request-id'] = state.requestId
       const found = platform.authenticator.authenticate(request.headers.get('authorization'))
@@ -104,70 +172,14 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
         assertValid(route.query, query, 'query')
         state.query = query
       }
-      if (!isWrite) return
-      const key = readIdempotencyKey(request.headers.get('idempotency-key'))
-      const decoded = route.body ? await readJsonBody(request) : undefined
-      const ownerId = auth.subject.id
-      const print = fingerprint(route.method, new URL(request.url).pathname, decoded?.canonical ?? '')
-      const stored = platform.idempotency.find(platform.tenants.get(ownerId), key)
-      if (stored) {
-        if (stored.fingerprint !== print) {
-          throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was used with a different request (method, path or body)')
-        }
-        state.replay = stored
-        return
-      }
-      if (route.body) assertValid(route.body, decoded?.value, 'body')
-      const token = platform.idempotency.claim(ownerId, key)
-      if (!token) {
-        throw new ApiError('idempotency_key_in_progress', 'A request with this Idempotency-Key is still being processed', { 'retry-after': '1' })
-      }
-      state.body = decoded?.value
-      state.idempotency = { ownerId, key, fingerprint: print, token }
-    }
-
-    const handler = ({ request, params, set }: { request: Request; params: unknown; set: ResponseSetter }) => {
-      const state = requestState(request)
-      if (state.replay) {
-        const replay = state.replay
-        set.headers['x-request-id'] = replay.requestId
-        return respond(set, replay.status, replay.body, replay.location, { 'idempotent-replayed': 'true' })
-      }
-      const input = new Input(platform.tenants, state, params)
-      const idem = state.idempotency
-      if (!idem) {
-        const reply = route.handle(input)
-        return respond(set, reply.status, reply.serialized ?? JSON.stringify(reply.body), reply.location)
-      }
-      try {
-        const tenant = input.tenant
-        const stored = tenant.write(() => {
-          const reply = route.handle(input)
-          const record = serialize(reply, state.requestId, Date.now(), idem.fingerprint)
-          platform.idempotency.recordInTenant(tenant, idem.key, record)
-          return record
-        })
-        platform.idempotency.recordInControl(idem.ownerId, idem.key, stored)
-        return respond(set, stored.status, stored.body, stored.location)
-      } catch (error) {
-        // A handler's 4xx is an answer like any other: stored, and replayed on retry.
-        if (error instanceof ApiError && error.status < 500) {
-          const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
-          const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }
-          platform.idempotency.recordInControl(idem.ownerId, idem.key, record)
-          return respond(set, error.status, body, null, error.headers)
-        }
-        throw error
-      } finally {
-        if (idem.token) platform.idempotency.release(idem.ownerId, idem.key, idem.token)
-      }
+      if (isWrite) await prepareWrite(platform, route, request, state, auth)
+      return execute(platform, route, state, params, set)
     }
 
     const detail = buildOperation({ ...route, errors: route.errors ?? [] }, components)
     app.route(route.method, route.path, handler as never, {
       // Bodies and queries are read and validated by the pipeline above, in contract order.
       parse: 'none',
-      transform,
       detail,
     } as never)
   }
