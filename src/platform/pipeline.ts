@@ -157,14 +157,11 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
   for (const route of routes) {
     const isWrite = route.method === 'POST' || route.method === 'PATCH'
 
-    // One Elysia handler per route runs the whole pipeline: a separate transform hook would
-    // cost Elysia a second await on every request. Only a key's first use (argon2) and a
-    // write's body make it wait.
-    const handler = async ({ request, params, set }: RouteContext) => {
-      const state = requestStateOf(request, server)
-      set.headers['x-request-id'] = state.requestId
-      const found = platform.authenticator.authenticate(request.headers.get('authorization'))
-      const auth = admit(platform, found instanceof Promise ? await found : found, state, set.headers)
+    // One Elysia handler per route runs the whole pipeline (a transform hook would cost an
+    // await per request). It is synchronous for a read by a key verified before; only a
+    // key's first use (argon2) and a write's body continue asynchronously.
+    const proceed = (request: Request, params: unknown, set: ResponseSetter, state: RequestState, found: AuthContext | null) => {
+      const auth = admit(platform, found, state, set.headers)
       authorize(route, auth)
       state.auth = auth
       if (route.query) {
@@ -172,8 +169,15 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
         assertValid(route.query, query, 'query')
         state.query = query
       }
-      if (isWrite) await prepareWrite(platform, route, request, state, auth)
+      if (isWrite) return prepareWrite(platform, route, request, state, auth).then(() => execute(platform, route, state, params, set))
       return execute(platform, route, state, params, set)
+    }
+    const handler = ({ request, params, set }: RouteContext) => {
+      const state = requestStateOf(request, server)
+      set.headers['x-request-id'] = state.requestId
+      const found = platform.authenticator.authenticate(request.headers.get('authorization'))
+      if (found instanceof Promise) return found.then((auth) => proceed(request, params, set, state, auth))
+      return proceed(request, params, set, state, found)
     }
 
     const detail = buildOperation({ ...route, errors: route.errors ?? [] }, components)

@@ -21,6 +21,8 @@ export const settings = {
   duration: Number(process.env.BENCH_DURATION ?? 10),
   /** Seconds of unmeasured load first, so the JIT and caches are warm (BENCH_WARMUP, default 2). */
   warmup: Number(process.env.BENCH_WARMUP ?? 2),
+  /** Interleaved baseline/pfin rounds where a benchmark compares the two (BENCH_ROUNDS, default 3). */
+  rounds: Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3)),
   /** Concurrent connections (BENCH_CONNECTIONS, default 16). */
   connections: Number(process.env.BENCH_CONNECTIONS ?? 16),
   /** `wrk` or `autocannon` (BENCH_TOOL); default: wrk when installed. */
