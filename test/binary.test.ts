@@ -69,6 +69,12 @@ test(
     const ownerId = JSON.parse(owner.stdout).id as string
     expect(ownerId).toMatch(/^own_/)
 
+    // Without --json, the hint names the command the user is running: the binary, not `bun run admin`.
+    const second = await run([pfin, 'owner', 'create', '--name', 'Hinted'], { cwd: work, env })
+    expect(second.code).toBe(0)
+    expect(second.stdout).toContain(`Next: ${pfin} key create --owner own_`)
+    expect(second.stdout).not.toContain('bun run admin')
+
     const key = await run([pfin, 'key', 'create', '--owner', ownerId, '--json'], { cwd: work, env })
     expect(key.code).toBe(0)
     const apiKey = JSON.parse(key.stdout).key as string

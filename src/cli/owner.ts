@@ -4,6 +4,7 @@ import type { ControlStore } from '../db/control/store.ts'
 import type { TenantRegistry } from '../db/tenant/registry.ts'
 import { createOwner } from './admin.ts'
 import { type Flags, optional, parseFlags, required, UsageError } from './args.ts'
+import { adminCommand } from './invocation.ts'
 import type { Output } from './output.ts'
 
 export interface AdminContext {
@@ -45,14 +46,14 @@ export function ownerCommand(ctx: AdminContext, sub: string | undefined, args: s
         preferredLanguage: checked(flags, 'language', LANGUAGE, 'a BCP 47 tag such as en or pt-BR'),
         tier,
       })
-      ctx.out.result({ id: owner.id }, `Created owner ${owner.id} (${name}).\nNext: bun run admin key create --owner ${owner.id}`)
+      ctx.out.result({ id: owner.id }, `Created owner ${owner.id} (${name}).\nNext: ${adminCommand()} key create --owner ${owner.id}`)
       return
     }
     case 'list': {
       parseFlags(args, [])
       const owners = ctx.control.listOwners().map(({ id, name, email, tier }) => ({ id, name, email, tier }))
       const lines = owners.map((o) => `${o.id}  ${o.tier.padEnd(4)}  ${o.name ?? ''}${o.email ? ` <${o.email}>` : ''}`)
-      ctx.out.result({ owners }, owners.length ? lines.join('\n') : 'No owners yet. Create one: bun run admin owner create --name "Your Name"')
+      ctx.out.result({ owners }, owners.length ? lines.join('\n') : `No owners yet. Create one: ${adminCommand()} owner create --name "Your Name"`)
       return
     }
     case 'export': {

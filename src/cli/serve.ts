@@ -1,6 +1,7 @@
 import { loadConfig } from '../config.ts'
 import { createApp, createPlatform, startMaintenance } from '../server.ts'
 import { MAX_BODY_BYTES } from '../platform/body.ts'
+import { adminCommand } from './invocation.ts'
 
 /** `serve`: listens until SIGTERM/SIGINT, then lets in-flight requests finish and closes the databases. */
 export async function serve(): Promise<number> {
@@ -14,7 +15,8 @@ export async function serve(): Promise<number> {
   const stopMaintenance = startMaintenance(platform)
   console.log(`pfin listening on http://${config.host}:${server.port}`)
   if (!platform.control.hasOwners()) {
-    console.log('No owner yet. Create one and a key:\n  bun run admin owner create --name "Your Name"\n  bun run admin key create --owner <ownerId>')
+    const admin = adminCommand()
+    console.log(`No owner yet. Create one and a key:\n  ${admin} owner create --name "Your Name"\n  ${admin} key create --owner <ownerId>`)
   }
   return await new Promise<number>((resolve) => {
     let stopping = false
