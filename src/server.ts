@@ -60,7 +60,11 @@ function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof do
     })
 }
 
-/** The HTTP application (no listening socket): used by the server and by tests. */
+/**
+ * The HTTP application, served with `app.listen` by `serve` and by the test harness. Routes are
+ * answered through the listening Bun server: `app.handle` on its own answers them 405 (seen
+ * with Elysia 1.4.30), so tests always go through a real socket.
+ */
 export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
   const components: Record<string, unknown> = {}
   const base = documentBase(components)
