@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm'
 import type { ControlStore, StoredResponse } from '../db/control/store.ts'
 import type { Tenant, TenantDrizzle } from '../db/tenant/registry.ts'
+import { fromExcluded, placeholders } from '../db/statements.ts'
 import { appliedRequests } from '../db/tenant/schema.ts'
 import { ApiError } from './errors.ts'
 
@@ -32,6 +33,16 @@ export function fingerprint(method: string, path: string, canonicalBody: string)
 
 const appliedLookup = (db: TenantDrizzle) =>
   db.select().from(appliedRequests).where(eq(appliedRequests.key, sql.placeholder('key'))).prepare()
+
+const RESPONSE_FIELDS = ['fingerprint', 'status', 'body', 'location', 'requestId', 'createdAt'] as const
+
+// An expired record of the same key may linger until the next purge: the new response replaces it.
+const appliedRecord = (db: TenantDrizzle) =>
+  db
+    .insert(appliedRequests)
+    .values(placeholders(appliedRequests, ['key', ...RESPONSE_FIELDS]))
+    .onConflictDoUpdate({ target: appliedRequests.key, set: fromExcluded(appliedRequests, RESPONSE_FIELDS) })
+    .prepare()
 
 export class IdempotencyStore {
   /** Keys whose first request is still running, with the token of the request that holds it. */
@@ -71,8 +82,7 @@ export class IdempotencyStore {
 
   /** Records the response in the tenant file; call inside the write's transaction. */
   recordInTenant(tenant: Tenant, key: string, response: StoredResponse): void {
-    // An expired record of the same key may linger until the next purge: the new response replaces it.
-    tenant.db.insert(appliedRequests).values({ key, ...response }).onConflictDoUpdate({ target: appliedRequests.key, set: response }).run()
+    tenant.prepared(appliedRecord).run({ key, ...response })
   }
 
   recordInControl(ownerId: string, key: string, response: StoredResponse): void {

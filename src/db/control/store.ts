@@ -4,6 +4,7 @@ import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import { join } from 'node:path'
 import { migrations } from '../../../drizzle/control/manifest.ts'
 import { CommitSignal } from '../commit-signal.ts'
+import { fromExcluded, placeholders } from '../statements.ts'
 import { openDatabase } from '../sqlite.ts'
 import { apiKeys, idempotencyRecords, owners, rateLimitCounters } from './schema.ts'
 
@@ -84,8 +85,8 @@ export class ControlStore {
     })
   }
 
-  findResponse(ownerId: string, key: string): StoredResponse | undefined {
-    return this.db
+  private readonly responseQueries = () => ({
+    find: this.db
       .select({
         fingerprint: idempotencyRecords.fingerprint,
         status: idempotencyRecords.status,
@@ -95,16 +96,25 @@ export class ControlStore {
         createdAt: idempotencyRecords.createdAt,
       })
       .from(idempotencyRecords)
-      .where(and(eq(idempotencyRecords.ownerId, ownerId), eq(idempotencyRecords.key, key)))
-      .get()
+      .where(and(eq(idempotencyRecords.ownerId, sql.placeholder('ownerId')), eq(idempotencyRecords.key, sql.placeholder('key'))))
+      .prepare(),
+    save: this.db
+      .insert(idempotencyRecords)
+      .values(placeholders(idempotencyRecords, ['ownerId', 'key', 'fingerprint', 'status', 'body', 'location', 'requestId', 'createdAt']))
+      .onConflictDoUpdate({ target: [idempotencyRecords.ownerId, idempotencyRecords.key], set: fromExcluded(idempotencyRecords, ['fingerprint', 'status', 'body', 'location', 'requestId', 'createdAt']) })
+      .prepare(),
+  })
+  private responses?: ReturnType<typeof this.responseQueries>
+
+  /** A stored response (one primary-key lookup, prepared once: every write asks). */
+  findResponse(ownerId: string, key: string): StoredResponse | undefined {
+    this.responses ??= this.responseQueries()
+    return this.responses.find.get({ ownerId, key })
   }
 
   saveResponse(ownerId: string, key: string, response: StoredResponse): void {
-    this.db
-      .insert(idempotencyRecords)
-      .values({ ownerId, key, ...response })
-      .onConflictDoUpdate({ target: [idempotencyRecords.ownerId, idempotencyRecords.key], set: response })
-      .run()
+    this.responses ??= this.responseQueries()
+    this.responses.save.run({ ownerId, key, ...response })
   }
 
   purgeResponses(olderThan: number): void {

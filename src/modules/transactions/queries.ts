@@ -1,4 +1,5 @@
-import { and, desc, eq, gte, lte, type SQL, sql } from 'drizzle-orm'
+import { and, desc, eq, getTableColumns, gte, lte, type SQL, sql } from 'drizzle-orm'
+import { placeholders } from '../../db/statements.ts'
 import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
 import { categories, transactions } from '../../db/tenant/schema.ts'
 import { moneyJson } from '../../platform/money.ts'
@@ -14,7 +15,18 @@ const before = sql`(${transactions.date}, ${transactions.createdAt}, ${transacti
 const selectView = (db: TenantDrizzle) =>
   db.select({ txn: transactions, categoryType: categories.type }).from(transactions).leftJoin(categories, eq(categories.id, transactions.categoryId))
 
+/** Every column of a transaction row, for the prepared full-row insert and update. */
+const ROW_FIELDS = Object.keys(getTableColumns(transactions)) as (keyof TransactionRow & string)[]
+const CHANGEABLE_FIELDS = ROW_FIELDS.filter((field) => field !== 'id')
+
 const statements = (db: TenantDrizzle) => ({
+  insert: db.insert(transactions).values(placeholders(transactions, ROW_FIELDS)).prepare(),
+  update: db
+    .update(transactions)
+    // drizzle binds placeholders in SET (with each column's encoding) though its types omit them.
+    .set(placeholders(transactions, CHANGEABLE_FIELDS) as unknown as Partial<TransactionRow>)
+    .where(eq(transactions.id, sql.placeholder('id')))
+    .prepare(),
   byId: selectView(db).where(eq(transactions.id, sql.placeholder('id'))).prepare(),
   rowById: db.select().from(transactions).where(eq(transactions.id, sql.placeholder('id'))).prepare(),
   byExternalId: db.select().from(transactions).where(eq(transactions.externalId, sql.placeholder('externalId'))).prepare(),
@@ -24,6 +36,13 @@ const statements = (db: TenantDrizzle) => ({
 
 const txnQueries = (tenant: Tenant) => tenant.prepared(statements)
 
+export const insertTransaction = (tenant: Tenant, row: TransactionRow): void => {
+  txnQueries(tenant).insert.run(row)
+}
+/** Writes every column of the stored row `row.id`. */
+export const replaceTransaction = (tenant: Tenant, row: TransactionRow): void => {
+  txnQueries(tenant).update.run(row)
+}
 export const findTransactionView = (tenant: Tenant, id: string): TransactionView | undefined => txnQueries(tenant).byId.get({ id })
 export const findTransaction = (tenant: Tenant, id: string): TransactionRow | undefined => txnQueries(tenant).rowById.get({ id })
 export const findTransactionByExternalId = (tenant: Tenant, externalId: string): TransactionRow | undefined =>

@@ -16,8 +16,10 @@ import {
   findTransaction,
   findTransactionByExternalId,
   findTransactionView,
+  insertTransaction,
   type ListFilter,
   listTransactionViews,
+  replaceTransaction,
   type TransactionRow,
   type TransactionView,
   toTransaction,
@@ -166,7 +168,7 @@ export function createTransaction(tenant: Tenant, country: string | null, body: 
   return tenant.write(() => {
     const draft = resolveDraft(tenant, country, body, BLANK)
     const row: TransactionRow = { ...draft, id: newId('txn'), createdAt: Date.now() }
-    tenant.db.insert(transactions).values(row).run()
+    insertTransaction(tenant, row)
     applyEffect(tenant, row, 1n)
     return row
   })
@@ -179,7 +181,7 @@ export function updateTransaction(tenant: Tenant, country: string | null, id: st
     const { id: _id, createdAt, ...draft } = current
     const next: TransactionRow = { ...resolveDraft(tenant, country, body, draft, id), id, createdAt }
     applyEffect(tenant, current, -1n)
-    tenant.db.update(transactions).set(next).where(eq(transactions.id, id)).run()
+    replaceTransaction(tenant, next)
     applyEffect(tenant, next, 1n)
     return next
   })
