@@ -30,6 +30,9 @@ export const json = <T>(name: string) =>
   })(name)
 
 /** A stored response to an idempotent request: in the control database and in each tenant file. */
+/** The fields of a stored response, for the prepared statements that write one. */
+export const STORED_RESPONSE_FIELDS = ['fingerprint', 'status', 'body', 'location', 'requestId', 'createdAt'] as const
+
 export const storedResponseColumns = () => ({
   fingerprint: text('fingerprint').notNull(),
   status: int('status').notNull(),

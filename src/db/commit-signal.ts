@@ -1,3 +1,6 @@
+/** The first copy of the WAL-index header: 48 bytes, as 32-bit words. */
+const HEADER_WORDS = 12
+
 /**
  * Notices commits to a WAL-mode SQLite file made by any process, without running a query.
  *
@@ -14,9 +17,6 @@
  * `close()` must be called before that connection closes. When the file cannot be mapped
  * (no WAL, no shared memory), every call reports a possible change, so callers just query.
  */
-/** The first copy of the WAL-index header: 48 bytes, as 32-bit words. */
-const HEADER_WORDS = 12
-
 export class CommitSignal {
   private header: Uint32Array | null
   private readonly seen = new Uint32Array(HEADER_WORDS)

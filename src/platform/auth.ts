@@ -22,9 +22,11 @@ export interface AuthContext {
   accessMode: 'self'
 }
 
-const KEY_FORMAT = /^pfk_(key_[0-9a-f]{32})_([A-Za-z0-9_-]{43})$/
+/** A key: the prefix, the key id (group 1) and the secret (group 2). */
+const KEY = 'pfk_(key_[0-9a-f]{32})_([A-Za-z0-9_-]{43})'
+const KEY_FORMAT = new RegExp(`^${KEY}$`)
 /** `Authorization: Bearer <key>` in one pass; the scheme name is case-insensitive (RFC 9110), the key is not. */
-const BEARER_KEY = /^[Bb][Ee][Aa][Rr][Ee][Rr] +pfk_(key_[0-9a-f]{32})_([A-Za-z0-9_-]{43}) *$/
+const BEARER_KEY = new RegExp(`^[Bb][Ee][Aa][Rr][Ee][Rr] +${KEY} *$`)
 
 export function parseApiKey(token: string): { keyId: string; secret: string } | null {
   const m = KEY_FORMAT.exec(token)

@@ -60,13 +60,6 @@ export function requestStateOf(request: Request, server: ServerLookup): RequestS
   return state
 }
 
-/** The state the pipeline's transform made; the handler runs only after it. */
-export function requestState(request: Request): RequestState {
-  const state = states.get(request)
-  if (!state) throw new Error('request state missing: the route transform did not run')
-  return state
-}
-
 const SANE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
 /**

@@ -1,4 +1,5 @@
 import { eq, sql } from 'drizzle-orm'
+import { STORED_RESPONSE_FIELDS } from '../db/columns.ts'
 import type { ControlStore, StoredResponse } from '../db/control/store.ts'
 import type { Tenant, TenantDrizzle } from '../db/tenant/registry.ts'
 import { fromExcluded, placeholders } from '../db/statements.ts'
@@ -34,14 +35,12 @@ export function fingerprint(method: string, path: string, canonicalBody: string)
 const appliedLookup = (db: TenantDrizzle) =>
   db.select().from(appliedRequests).where(eq(appliedRequests.key, sql.placeholder('key'))).prepare()
 
-const RESPONSE_FIELDS = ['fingerprint', 'status', 'body', 'location', 'requestId', 'createdAt'] as const
-
 // An expired record of the same key may linger until the next purge: the new response replaces it.
 const appliedRecord = (db: TenantDrizzle) =>
   db
     .insert(appliedRequests)
-    .values(placeholders(appliedRequests, ['key', ...RESPONSE_FIELDS]))
-    .onConflictDoUpdate({ target: appliedRequests.key, set: fromExcluded(appliedRequests, RESPONSE_FIELDS) })
+    .values(placeholders(appliedRequests, ['key', ...STORED_RESPONSE_FIELDS]))
+    .onConflictDoUpdate({ target: appliedRequests.key, set: fromExcluded(appliedRequests, STORED_RESPONSE_FIELDS) })
     .prepare()
 
 export class IdempotencyStore {

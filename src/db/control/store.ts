@@ -3,6 +3,7 @@ import { and, asc, eq, lt, sql } from 'drizzle-orm'
 import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import { join } from 'node:path'
 import { migrations } from '../../../drizzle/control/manifest.ts'
+import { STORED_RESPONSE_FIELDS } from '../columns.ts'
 import { CommitSignal } from '../commit-signal.ts'
 import { fromExcluded, placeholders } from '../statements.ts'
 import { openDatabase } from '../sqlite.ts'
@@ -100,8 +101,8 @@ export class ControlStore {
       .prepare(),
     save: this.db
       .insert(idempotencyRecords)
-      .values(placeholders(idempotencyRecords, ['ownerId', 'key', 'fingerprint', 'status', 'body', 'location', 'requestId', 'createdAt']))
-      .onConflictDoUpdate({ target: [idempotencyRecords.ownerId, idempotencyRecords.key], set: fromExcluded(idempotencyRecords, ['fingerprint', 'status', 'body', 'location', 'requestId', 'createdAt']) })
+      .values(placeholders(idempotencyRecords, ['ownerId', 'key', ...STORED_RESPONSE_FIELDS]))
+      .onConflictDoUpdate({ target: [idempotencyRecords.ownerId, idempotencyRecords.key], set: fromExcluded(idempotencyRecords, STORED_RESPONSE_FIELDS) })
       .prepare(),
   })
   private responses?: ReturnType<typeof this.responseQueries>
