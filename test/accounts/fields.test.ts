@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, type TestServer } from '../support/harness.ts'
-import { ACCOUNT_FIELDS, createAccount, createTransaction, get, type Json, listAll, patch, startServer, tableRows } from './helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { ACCOUNT_FIELDS, createAccount, createTransaction, get, type Json, listAll, patch, tableRows } from './helpers.ts'
 
 /** Accounts: every field of SPEC §2.3, defaults, trimming, PATCH/null, validation and exact money. */
 
 let server: TestServer
 let owner: { id: string; key: string }
 beforeAll(async () => {
-  server = await startServer()
+  server = await startUnthrottledServer()
   owner = await server.owner({ country: 'PT' })
 })
 afterAll(() => server.stop())

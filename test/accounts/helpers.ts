@@ -1,14 +1,10 @@
 import { expect } from 'bun:test'
-import { startTestServer, type TestResponse, type TestServer } from '../support/harness.ts'
+import { listPages, type TestResponse, type TestServer } from '../support/harness.ts'
 
 /**
- * Shared by the accounts, payees and agent-context suites: a real server whose rate limits
- * stay out of the way, and small helpers that fail loudly when a setup request does not work.
+ * Shared by the accounts, payees and agent-context suites: small helpers that fail loudly when
+ * a setup request does not work.
  */
-export function startServer(): Promise<TestServer> {
-  return startTestServer({ env: { RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_PER_DAY: '10000000' } })
-}
-
 // biome-ignore lint/suspicious/noExplicitAny: response JSON
 export type Json = any
 
@@ -81,26 +77,8 @@ export async function patch(server: TestServer, key: string, path: string, body:
 }
 
 /** Walks every page of a list route; checks the envelope on every page. */
-export async function listAll(server: TestServer, key: string, path: string, query: Record<string, string> = {}, limit = 200): Promise<Json[]> {
-  const items: Json[] = []
-  let cursor: string | null = null
-  for (let pages = 0; pages < 1000; pages++) {
-    const params = new URLSearchParams(query)
-    params.set('limit', String(limit))
-    if (cursor) params.set('cursor', cursor)
-    const res = await server.request('GET', `${path}?${params}`, { key })
-    if (res.status !== 200) throw new Error(`GET ${path}?${params} → ${res.status}: ${res.text}`)
-    expect(Object.keys(res.json).sort()).toEqual(['data', 'hasMore', 'nextCursor'])
-    items.push(...res.json.data)
-    if (!res.json.hasMore) {
-      expect(res.json.nextCursor).toBeNull()
-      return items
-    }
-    expect(typeof res.json.nextCursor).toBe('string')
-    cursor = res.json.nextCursor
-  }
-  throw new Error('too many pages')
-}
+export const listAll = (server: TestServer, key: string, path: string, query: Record<string, string> = {}, limit = 200): Promise<Json[]> =>
+  listPages(server, key, path, query, limit)
 
 /** A table of the owner's file, read directly: proves a rejected request changed nothing. */
 export function tableRows(server: TestServer, ownerId: string, table: 'accounts' | 'payees' | 'payee_aliases' | 'transactions' | 'categories'): unknown[] {

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, type TestServer } from '../support/harness.ts'
-import { createAccount, expectReplayOf, get, type Json, listAll, startServer } from './helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { createAccount, expectReplayOf, get, type Json, listAll } from './helpers.ts'
 
 /** CONTRACT §8 on every account POST and PATCH: replays are byte-identical and nothing runs twice. */
 
 let server: TestServer
 let owner: { id: string; key: string }
 beforeAll(async () => {
-  server = await startServer()
+  server = await startUnthrottledServer()
   owner = await server.owner()
 })
 afterAll(() => server.stop())

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, type TestServer } from '../support/harness.ts'
-import { createAccount, get, type Json, listAll, startServer, tableRows } from './helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { createAccount, get, type Json, listAll, tableRows } from './helpers.ts'
 
 /** Two owners on every account route: the other's ids are 404 or invalid_reference, never listed. */
 
@@ -11,7 +11,7 @@ let bobs: Json
 let bobsArchived: Json
 
 beforeAll(async () => {
-  server = await startServer()
+  server = await startUnthrottledServer()
   alice = await server.owner({ name: 'Alice' })
   bob = await server.owner({ name: 'Bob' })
   await createAccount(server, alice.key, { name: 'Alice main', externalId: 'shared-ext' })

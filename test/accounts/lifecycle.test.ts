@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, type TestServer } from '../support/harness.ts'
-import { createAccount, get, type Json, listAll, patch, startServer, tableRows, unknownId } from './helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { createAccount, get, type Json, listAll, patch, tableRows, unknownId } from './helpers.ts'
 
 /** Accounts: linkedAccountId, externalId uniqueness, upsert, archive (DELETE), not found. */
 
 let server: TestServer
 let owner: { id: string; key: string }
 beforeAll(async () => {
-  server = await startServer()
+  server = await startUnthrottledServer()
   owner = await server.owner()
 })
 afterAll(() => server.stop())

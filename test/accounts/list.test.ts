@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, type TestResponse, type TestServer } from '../support/harness.ts'
-import { createAccount, type Json, listAll, startServer } from './helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestResponse, type TestServer } from '../support/harness.ts'
+import { createAccount, type Json, listAll } from './helpers.ts'
 
 /** GET /v1/accounts: keyset pages (CONTRACT §9), order, query validation. */
 
 let server: TestServer
 beforeAll(async () => {
-  server = await startServer()
+  server = await startUnthrottledServer()
 })
 afterAll(() => server.stop())
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createAccount, createPayee, createTransaction, get, type Json, listAll, startServer } from '../accounts/helpers.ts'
+import { createAccount, createPayee, createTransaction, get, type Json, listAll } from '../accounts/helpers.ts'
 import type { Scope } from '../../src/platform/scopes.ts'
-import { expectProblem, type TestServer } from '../support/harness.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /** GET /v1/agent/context (SPEC §2.7, CONTRACT §9, §13). */
 
@@ -18,7 +18,7 @@ let newestFirst: Json[]
 const READ_SCOPES: Scope[] = ['me:read', 'accounts:read', 'categories:read', 'payees:read', 'transactions:read']
 
 beforeAll(async () => {
-  server = await startServer()
+  server = await startUnthrottledServer()
   owner = await server.owner({ name: 'Agent Owner', country: 'PT', defaultCurrency: 'EUR', preferredLanguage: 'pt-PT' })
   const main = await createAccount(server, owner.key, { name: 'Main', balance: 1000 })
   const savings = await createAccount(server, owner.key, { name: 'Savings', balance: 0 })

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { PRESETS } from '../../src/modules/categories/presets.ts'
-import { expectProblem, type TestServer } from '../support/harness.ts'
-import { createCategory, getCategory, listAll, snapshot, startCategoryServer } from './helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { createCategory, getCategory, listAll, snapshot } from './helpers.ts'
 
 let server: TestServer
 beforeAll(async () => {
-  server = await startCategoryServer()
+  server = await startUnthrottledServer()
 })
 afterAll(() => server.stop())
 

@@ -1,11 +1,7 @@
 import { expect } from 'bun:test'
-import { startTestServer, type TestServer } from '../support/harness.ts'
+import { listPages, type TestServer } from '../support/harness.ts'
 
 /** A real server whose rate limits stay out of the way of these tests. */
-export function startCategoryServer(): Promise<TestServer> {
-  return startTestServer({ env: { RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_PER_DAY: '1000000' } })
-}
-
 // biome-ignore lint/suspicious/noExplicitAny: response JSON
 export type Cat = any
 
@@ -22,24 +18,7 @@ export async function getCategory(server: TestServer, key: string, id: string): 
 }
 
 /** Walks every page of the list with the given query. */
-export async function listAll(server: TestServer, key: string, query = '', limit = 200): Promise<Cat[]> {
-  const items: Cat[] = []
-  let cursor: string | null = null
-  for (let pages = 0; pages < 1000; pages++) {
-    const params = new URLSearchParams(query)
-    params.set('limit', String(limit))
-    if (cursor) params.set('cursor', cursor)
-    const res = await server.request('GET', `/v1/categories?${params}`, { key })
-    if (res.status !== 200) throw new Error(`list failed: ${res.status} ${res.text}`)
-    items.push(...res.json.data)
-    if (!res.json.hasMore) {
-      expect(res.json.nextCursor).toBeNull()
-      return items
-    }
-    cursor = res.json.nextCursor
-  }
-  throw new Error('too many pages')
-}
+export const listAll = (server: TestServer, key: string, query = '', limit = 200): Promise<Cat[]> => listPages(server, key, '/v1/categories', query, limit)
 
 /** The owner's whole category table, straight from the file: to prove a request changed nothing. */
 export function snapshot(server: TestServer, ownerId: string): unknown[] {

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { PRESETS } from '../../src/modules/categories/presets.ts'
-import type { TestServer } from '../support/harness.ts'
-import { type Cat, createCategory, listAll, startCategoryServer } from './helpers.ts'
+import { startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { type Cat, createCategory, listAll } from './helpers.ts'
 
 let server: TestServer
 beforeAll(async () => {
-  server = await startCategoryServer()
+  server = await startUnthrottledServer()
 })
 afterAll(() => server.stop())
 

@@ -3,12 +3,12 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrations } from '../../drizzle/tenant/manifest.ts'
 import { PRESETS, presetSeedSql, systemCategoryId } from '../../src/modules/categories/presets.ts'
-import type { TestServer } from '../support/harness.ts'
-import { listAll, startCategoryServer } from './helpers.ts'
+import { startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { listAll } from './helpers.ts'
 
 let server: TestServer
 beforeAll(async () => {
-  server = await startCategoryServer()
+  server = await startUnthrottledServer()
 })
 afterAll(() => server.stop())
 

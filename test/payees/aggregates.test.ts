@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createAccount, createPayee, createTransaction, get, type Json, listAll, patch, startServer, tableRows } from '../accounts/helpers.ts'
-import { expectProblem, type TestServer } from '../support/harness.ts'
+import { createAccount, createPayee, createTransaction, get, type Json, listAll, patch, tableRows } from '../accounts/helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /**
  * Payee aggregates (CONTRACT §10, §13): transactionCount counts all of the payee's
@@ -13,7 +13,7 @@ let owner: { id: string; key: string }
 let eur: Json
 let eur2: Json
 beforeAll(async () => {
-  server = await startServer()
+  server = await startUnthrottledServer()
   owner = await server.owner({ country: 'PT' })
   eur = await createAccount(server, owner.key, { name: 'EUR main', balance: 1000 })
   eur2 = await createAccount(server, owner.key, { name: 'EUR savings', balance: 0 })

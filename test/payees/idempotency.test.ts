@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createAccount, createPayee, expectReplayOf, get, type Json, listAll, startServer, tableRows } from '../accounts/helpers.ts'
-import { expectProblem, type TestServer } from '../support/harness.ts'
+import { createAccount, createPayee, expectReplayOf, get, type Json, listAll, tableRows } from '../accounts/helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /** CONTRACT §8 on every payee POST and PATCH, and on a transaction whose payeeName creates a payee. */
 
 let server: TestServer
 let owner: { id: string; key: string }
 beforeAll(async () => {
-  server = await startServer()
+  server = await startUnthrottledServer()
   owner = await server.owner()
 })
 afterAll(() => server.stop())

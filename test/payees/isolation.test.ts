@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createAccount, createPayee, createTransaction, get, type Json, listAll, startServer, tableRows } from '../accounts/helpers.ts'
-import { expectProblem, type TestServer } from '../support/harness.ts'
+import { createAccount, createPayee, createTransaction, get, type Json, listAll, tableRows } from '../accounts/helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /** Two owners on every payee route: the other's ids are 404 or invalid_reference, never listed or searched. */
 
@@ -12,7 +12,7 @@ let bobsCategory: Json
 let alicesAccount: Json
 
 beforeAll(async () => {
-  server = await startServer()
+  server = await startUnthrottledServer()
   alice = await server.owner({ name: 'Alice', country: 'PT' })
   bob = await server.owner({ name: 'Bob', country: 'PT' })
   bobsCategory = (await server.request('POST', '/v1/categories', { key: bob.key, body: { name: 'Bob only' } })).json.data

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createPayee, get, type Json, listAll, PAYEE_FIELDS, patch, startServer, tableRows, unknownId } from '../accounts/helpers.ts'
-import { expectProblem, type TestServer } from '../support/harness.ts'
+import { createPayee, get, type Json, listAll, PAYEE_FIELDS, patch, tableRows, unknownId } from '../accounts/helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /** Payees: fields, normalizedName, uniqueness, aliases, `q`, categoryId, upsert, validation, not found. */
 
 let server: TestServer
 let owner: { id: string; key: string }
 beforeAll(async () => {
-  server = await startServer()
+  server = await startUnthrottledServer()
   owner = await server.owner({ country: 'PT' })
 })
 afterAll(() => server.stop())

@@ -1,3 +1,4 @@
+import { expect } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -51,6 +52,11 @@ export interface StartOptions {
   dataDir?: string
   /** Extra routes mounted after the v1 routes (platform tests use throwaway routes). */
   extraRoutes?: AnyRoute[]
+}
+
+/** A server whose rate limits stay out of the way, for suites that make many requests. */
+export function startUnthrottledServer(): Promise<TestServer> {
+  return startTestServer({ env: { RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_DAY: '10000000' } })
 }
 
 export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
@@ -149,4 +155,31 @@ export async function sendRaw(baseUrl: string, path: string, init: RequestInit):
     json = undefined
   }
   return { status: response.status, headers: response.headers, text, json }
+}
+
+/**
+ * Every item of a list, page by page through `nextCursor`, checking the page envelope on the
+ * way: exactly `data`, `hasMore`, `nextCursor`; a string cursor while there is more, null at the end.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: response JSON
+export async function listPages(server: TestServer, key: string, path: string, query: string | Record<string, string> = {}, limit = 200): Promise<any[]> {
+  // biome-ignore lint/suspicious/noExplicitAny: response JSON
+  const items: any[] = []
+  let cursor: string | null = null
+  for (let pages = 0; pages < 10_000; pages++) {
+    const params = new URLSearchParams(query)
+    params.set('limit', String(limit))
+    if (cursor) params.set('cursor', cursor)
+    const res = await server.request('GET', `${path}?${params}`, { key })
+    if (res.status !== 200) throw new Error(`GET ${path}?${params} → ${res.status}: ${res.text}`)
+    expect(Object.keys(res.json).sort()).toEqual(['data', 'hasMore', 'nextCursor'])
+    items.push(...res.json.data)
+    if (!res.json.hasMore) {
+      expect(res.json.nextCursor).toBeNull()
+      return items
+    }
+    expect(typeof res.json.nextCursor).toBe('string')
+    cursor = res.json.nextCursor
+  }
+  throw new Error('too many pages')
 }

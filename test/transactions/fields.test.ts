@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, type TestServer } from '../support/harness.ts'
-import { createAccount, createTxn, getTxn, listAll, snapshot, startTxnServer, TXN_FIELDS } from './helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { createAccount, createTxn, getTxn, listAll, snapshot, TXN_FIELDS } from './helpers.ts'
 
 /** SPEC §2.6 / CONTRACT §3: every field of a transaction round-trips; formats are checked. */
 
 let server: TestServer
 beforeAll(async () => {
-  server = await startTxnServer()
+  server = await startUnthrottledServer()
 })
 afterAll(() => server.stop())
 

@@ -1,12 +1,7 @@
 import { expect } from 'bun:test'
-import { startTestServer, type TestResponse, type TestServer } from '../support/harness.ts'
+import { listPages, type TestResponse, type TestServer } from '../support/harness.ts'
 
 /** Shared helpers for the transaction tests: real HTTP, exact money read from response text. */
-
-/** A real server whose rate limits stay out of the way of these tests. */
-export function startTxnServer(): Promise<TestServer> {
-  return startTestServer({ env: { RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_DAY: '10000000' } })
-}
 
 // biome-ignore lint/suspicious/noExplicitAny: response JSON
 export type Json = any
@@ -120,25 +115,7 @@ export async function getPayee(server: TestServer, key: string, id: string): Pro
 }
 
 /** Walks every page of the transaction list with the given query. */
-export async function listAll(server: TestServer, key: string, query = '', limit = 200): Promise<Json[]> {
-  const items: Json[] = []
-  let cursor: string | null = null
-  for (let pages = 0; pages < 10_000; pages++) {
-    const params = new URLSearchParams(query)
-    params.set('limit', String(limit))
-    if (cursor) params.set('cursor', cursor)
-    const res: TestResponse = await server.request('GET', `/v1/transactions?${params}`, { key })
-    if (res.status !== 200) throw new Error(`list failed: ${res.status} ${res.text}`)
-    items.push(...res.json.data)
-    if (!res.json.hasMore) {
-      expect(res.json.nextCursor).toBeNull()
-      return items
-    }
-    expect(typeof res.json.nextCursor).toBe('string')
-    cursor = res.json.nextCursor
-  }
-  throw new Error('too many pages')
-}
+export const listAll = (server: TestServer, key: string, query = '', limit = 200): Promise<Json[]> => listPages(server, key, '/v1/transactions', query, limit)
 
 /** Everything a transaction write can touch, straight from the owner's file: to prove a request changed nothing. */
 export function snapshot(server: TestServer, ownerId: string): Record<string, unknown[]> {

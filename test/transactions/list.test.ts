@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, type TestServer } from '../support/harness.ts'
-import { createAccount, createTxn, type Json, listAll, newestFirst, startTxnServer } from './helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { createAccount, createTxn, type Json, listAll, newestFirst } from './helpers.ts'
 
 /** CONTRACT §9 for transactions: order, filters, keyset pages (also under concurrent inserts), bad parameters. */
 
@@ -16,7 +16,7 @@ const CATEGORIES = () => ['cat_sys_groceries', 'cat_sys_salary', customCategory]
 const DATES = ['2025-12-31', '2026-01-01', '2026-01-15', '2026-02-01', '2026-02-28', '2026-03-01']
 
 beforeAll(async () => {
-  server = await startTxnServer()
+  server = await startUnthrottledServer()
   owner = await server.owner({ country: 'US' })
   accounts = []
   for (const name of ['A', 'B', 'C']) accounts.push((await createAccount(server, owner.key, { name })).id)

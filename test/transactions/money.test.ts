@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, type TestServer } from '../support/harness.ts'
-import { balance, createAccount, createTxn, lexeme, rawNumber, snapshot, startTxnServer, units } from './helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { balance, createAccount, createTxn, lexeme, rawNumber, snapshot, units } from './helpers.ts'
 
 /** CONTRACT §4: money is exact, balances move in the same transaction as the write. */
 
 let server: TestServer
 beforeAll(async () => {
-  server = await startTxnServer()
+  server = await startUnthrottledServer()
 })
 afterAll(() => server.stop())
 

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, type TestServer } from '../support/harness.ts'
-import { balances, createAccount, createTxn, getPayee, getTxn, patchTxn, rawNumber, snapshot, startTxnServer } from './helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { balances, createAccount, createTxn, getPayee, getTxn, patchTxn, rawNumber, snapshot } from './helpers.ts'
 
 /** CONTRACT §10 payees on transactions, and invalid references (CONTRACT §6). */
 
 let server: TestServer
 beforeAll(async () => {
-  server = await startTxnServer()
+  server = await startUnthrottledServer()
 })
 afterAll(() => server.stop())
 

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, type TestResponse, type TestServer } from '../support/harness.ts'
-import { balances, createAccount, createTxn, getTxn, listAll, snapshot, startTxnServer } from './helpers.ts'
+import { expectProblem, startUnthrottledServer, type TestResponse, type TestServer } from '../support/harness.ts'
+import { balances, createAccount, createTxn, getTxn, listAll, snapshot } from './helpers.ts'
 
 /** Upsert by externalId, externalId conflicts, idempotent replay (CONTRACT §8), owner isolation. */
 
 let server: TestServer
 beforeAll(async () => {
-  server = await startTxnServer()
+  server = await startUnthrottledServer()
 })
 afterAll(() => server.stop())
 
