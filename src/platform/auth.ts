@@ -9,10 +9,10 @@ import type { Scope } from './scopes.ts'
  *
  * argon2 runs once per key and process: after a successful verification the SHA-256 of the
  * secret is kept in a bounded cache and later requests compare digests in constant time.
- * Expiry is checked on every request, and so is revocation: the key and its owner are read
- * again whenever the control database has seen a commit (from this process or any other,
- * such as `key revoke`) since they were last read, so a revocation takes effect on the
- * next request without a query on every request.
+ * Expiry is checked on every request. Revocation and owner changes come from other processes
+ * (`key revoke`): the key and its owner are read again whenever SQLite reports that another
+ * connection has committed to the control database (`PRAGMA data_version`, asked at most every
+ * few milliseconds), so a revocation takes effect within milliseconds without a query per request.
  */
 
 /** Who is calling (the key) and whose data it may touch (the owner): apart, so delegation can come later. */
@@ -82,7 +82,7 @@ interface Verified {
   digest: Buffer
   context: AuthContext
   expiresAt: number | null
-  /** The control database's commit generation when the key's row was last read. */
+  /** The control database's external-commit generation when the key's row was last read. */
   readAt: number
   /** When a use of the key was last queued for writing (last-use times are kept to the minute). */
   usedAt: number
@@ -114,8 +114,8 @@ export class Authenticator {
     const now = this.now()
     const cached = this.verified.get(keyId)
     if (cached) {
-      // The hot path: the key and its owner are read again only if a commit may have changed them.
-      const generation = this.control.commits.current()
+      // The hot path: the key and its owner are read again only after another process committed.
+      const generation = this.control.commits.current(now)
       if (cached.readAt !== generation) {
         const found = this.control.findKey(keyId)
         if (!found || found.key.revokedAt !== null) {
@@ -143,7 +143,7 @@ export class Authenticator {
 
   /** The slow path: reads the key and checks the secret with argon2. */
   private async verify(keyId: string, secret: string, now: number): Promise<AuthContext | null> {
-    const readAt = this.control.commits.current()
+    const readAt = this.control.commits.current(now)
     const found = this.control.findKey(keyId)
     if (!found) return null
     const { key } = found

@@ -4,7 +4,7 @@ import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import { join } from 'node:path'
 import { migrations } from '../../../drizzle/control/manifest.ts'
 import { STORED_RESPONSE_FIELDS } from '../columns.ts'
-import { CommitSignal } from '../commit-signal.ts'
+import { ExternalCommits } from '../external-commits.ts'
 import { fromExcluded, placeholders } from '../statements.ts'
 import { openDatabase } from '../sqlite.ts'
 import { apiKeys, idempotencyRecords, owners, rateLimitCounters } from './schema.ts'
@@ -21,15 +21,14 @@ export type KeyWithOwner = { key: ApiKeyRow; owner: Owner }
 export class ControlStore {
   readonly sqlite: Database
   readonly db: BunSQLiteDatabase
-  /** Changes whenever any process may have committed here (a revoked key, a new owner). */
-  readonly commits: CommitSignal
+  /** Changes when another process has committed here (a revoked key, an owner's new tier). */
+  readonly commits: ExternalCommits
 
   constructor(dataDir: string) {
     const path = join(dataDir, 'control.db')
     this.sqlite = openDatabase(path, { synchronous: 'NORMAL', migrations })
     this.db = drizzle({ client: this.sqlite })
-    // After openDatabase has read the file, so this connection holds the shared memory open.
-    this.commits = new CommitSignal(path)
+    this.commits = new ExternalCommits(this.sqlite)
   }
 
   private readonly keyWithOwner = () =>
