@@ -2,7 +2,9 @@ import { swagger } from '@elysiajs/swagger'
 import { Elysia } from 'elysia'
 import type { Config } from './config.ts'
 import { ControlStore } from './db/control/store.ts'
-import { TenantRegistry } from './db/tenant/registry.ts'
+import { DataDirLock, prepareDir } from './db/data-dir.ts'
+import { storageFailure } from './db/failures.ts'
+import { TenantRegistry, TenantUnavailableError } from './db/tenant/registry.ts'
 import { routes as v1Routes } from './modules/index.ts'
 import { Authenticator } from './platform/auth.ts'
 import { type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
@@ -16,10 +18,19 @@ import { allowedMethods } from './platform/route-table.ts'
 
 /** Builds the long-lived services over `config.dataDir`. */
 export function createPlatform(config: Config, log: (message: string) => void = console.error): Platform {
-  const control = new ControlStore(config.dataDir)
+  prepareDir(config.dataDir)
+  const lock = DataDirLock.acquire(config.dataDir)
+  let control: ControlStore
+  try {
+    control = new ControlStore(config.dataDir)
+  } catch (error) {
+    lock.release()
+    throw error
+  }
   const idempotency = new IdempotencyStore(control, config.idempotencyTtlHours * 3_600_000)
   const tenants = new TenantRegistry(config.dataDir, config.tenantCacheSize, (tenant) => idempotency.purge([tenant]))
   return {
+    lock,
     config,
     control,
     tenants,
@@ -92,6 +103,8 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
             : { code: 'route_not_found', detail: `No route matches ${request.method} ${path}` }
       } else if (code === 'PARSE') {
         problem = { code: 'malformed_json', detail: 'The request body is not valid JSON' }
+      } else if (error instanceof TenantUnavailableError || storageFailure(error)) {
+        problem = storageProblem(platform, error, state, requestId)
       } else {
         platform.log(`[${requestId}] internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
         problem = { code: 'internal_error', detail: `Something went wrong on our side; quote request id ${requestId} when reporting it` }
@@ -109,6 +122,56 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
 }
 
 export type App = ReturnType<typeof createApp>
+
+/**
+ * A storage error as the client should see it (CONTRACT §6): a full disk is 507 (SQLite rolled
+ * the write back), a file that cannot be used is 503 for its owner only. A damaged owner file
+ * is closed, so the next request opens and checks it afresh; the log names the file.
+ */
+function storageProblem(platform: Platform, error: unknown, state: RequestState, requestId: string): { code: ErrorCode; detail: string } {
+  if (storageFailure(error) === 'full') {
+    platform.log(`[${requestId}] disk full: ${String(error)}`)
+    return { code: 'insufficient_storage', detail: 'The server has no storage space left; nothing was written. Try again later.' }
+  }
+  const ownerId = state.auth?.subject.id
+  if (error instanceof TenantUnavailableError) {
+    platform.log(`[${requestId}] ${error.message}`)
+  } else if (ownerId) {
+    platform.tenants.evict(ownerId)
+    platform.log(`[${requestId}] storage error for owner ${ownerId} (${platform.tenants.pathFor(ownerId)}): ${String(error)}`)
+  } else {
+    platform.log(`[${requestId}] storage error: ${String(error)}`)
+  }
+  return { code: 'storage_unavailable', detail: `Your data cannot be read or written right now; quote request id ${requestId} to the operator` }
+}
+
+/** The listening options every pfin server uses, the tests' included. */
+export function listen(app: App, config: Pick<Config, 'port' | 'host'>) {
+  try {
+    // reusePort off: a second server on a busy port must fail, not quietly share the traffic.
+    // Bun's own body limit is lifted so every oversized body gets the contract's 413 from the pipeline.
+    app.listen({ port: config.port, hostname: config.host, reusePort: false, maxRequestBodySize: Number.MAX_SAFE_INTEGER })
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (code === 'EADDRINUSE') throw new StartupError(`port ${config.port} on ${config.host} is already in use (another pfin or another program). Stop it, or set PORT to a free port.`)
+    if (code === 'EACCES') throw new StartupError(`not allowed to listen on port ${config.port} (ports below 1024 need privileges). Set PORT to 1024 or above.`)
+    if (code === 'EADDRNOTAVAIL') throw new StartupError(`HOST ${config.host} is not an address of this machine. Set HOST to one (0.0.0.0 for all).`)
+    throw error
+  }
+  const server = app.server
+  if (!server) throw new StartupError('the server failed to start')
+  return server
+}
+
+/** The server cannot start for a reason the operator can fix; the message says how. */
+export class StartupError extends Error {}
+
+/** Closes what the platform holds: owner databases, the control database, the claim on DATA_DIR. */
+export function closePlatform(platform: Platform): void {
+  platform.tenants.closeAll()
+  platform.control.close()
+  platform.lock.release()
+}
 
 /** Background work: write-behind of counters and last-use times, idempotency purge. */
 export function startMaintenance(platform: Platform): () => void {

@@ -1,10 +1,12 @@
 import { ConfigError, loadConfig } from '../config.ts'
 import { ControlStore } from '../db/control/store.ts'
+import { DataDirError, makeNewFilesPrivate } from '../db/data-dir.ts'
 import { TenantRegistry } from '../db/tenant/registry.ts'
 import { UsageError } from './args.ts'
 import { keyCommand } from './key.ts'
 import { createOutput } from './output.ts'
 import { ownerCommand } from './owner.ts'
+import { StartupError } from '../server.ts'
 import { serve } from './serve.ts'
 
 const HELP = `pfin — self-hosted personal-finance API server
@@ -24,6 +26,7 @@ Configuration comes from the environment (PORT, HOST, DATA_DIR, …); see the RE
 /** Runs one command line and returns the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   const [group, sub, ...rest] = argv
+  makeNewFilesPrivate()
   try {
     if (group === 'serve' || group === undefined) return await serve()
     if (group === 'help' || group === '--help' || group === '-h') {
@@ -47,6 +50,10 @@ export async function runCli(argv: string[]): Promise<number> {
     if (error instanceof UsageError || error instanceof ConfigError) {
       console.error(`pfin: ${error.message}`)
       return 2
+    }
+    if (error instanceof StartupError || error instanceof DataDirError) {
+      console.error(`pfin: ${error.message}`)
+      return 1
     }
     console.error(`pfin: ${error instanceof Error ? error.message : String(error)}`)
     return 1

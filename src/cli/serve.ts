@@ -1,17 +1,27 @@
 import { loadConfig } from '../config.ts'
-import { createApp, createPlatform, startMaintenance } from '../server.ts'
-import { MAX_BODY_BYTES } from '../platform/body.ts'
+import { closePlatform, createApp, createPlatform, listen, startMaintenance } from '../server.ts'
 import { adminCommand } from './invocation.ts'
 
-/** `serve`: listens until SIGTERM/SIGINT, then lets in-flight requests finish and closes the databases. */
+/** Signals that stop the server gracefully. SIGHUP too: a closed terminal or a service manager's reload must not lose counts. */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
+
+/** How long in-flight requests get to finish before their connections are closed. */
+const DRAIN_MS = 10_000
+
+/**
+ * `serve`: listens until a stop signal, then lets in-flight requests finish, writes the
+ * counters and last-use times, and closes the databases (CONTRACT §14).
+ */
 export async function serve(): Promise<number> {
   const config = loadConfig()
   const platform = createPlatform(config)
-  const app = createApp(platform)
-  // Bun's own limit sits above ours so oversized bodies still get a problem+json 413.
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_BODY_BYTES * 4 })
-  const server = app.server
-  if (!server) throw new Error('server failed to start')
+  let server: ReturnType<typeof listen>
+  try {
+    server = listen(createApp(platform), config)
+  } catch (error) {
+    closePlatform(platform)
+    throw error
+  }
   const stopMaintenance = startMaintenance(platform)
   console.log(`pfin listening on http://${config.host}:${server.port}`)
   if (!platform.control.hasOwners()) {
@@ -20,16 +30,27 @@ export async function serve(): Promise<number> {
   }
   return await new Promise<number>((resolve) => {
     let stopping = false
-    const stop = async () => {
+    const stop = async (signal: string) => {
+      // A service manager signals the whole process group and `bun run` forwards what it gets,
+      // so the same stop may arrive several times: the first one runs, the rest are ignored
+      // (the listener stays installed so that a repeat cannot kill the process half way).
       if (stopping) return
       stopping = true
-      await server.stop(false)
-      stopMaintenance()
-      platform.tenants.closeAll()
-      platform.control.close()
-      resolve(0)
+      console.log(`pfin: ${signal} received, stopping`)
+      const drained = server.stop(false)
+      const forced = new Promise<void>((done) => setTimeout(done, DRAIN_MS).unref())
+      await Promise.race([drained, forced])
+      await server.stop(true)
+      let code = 0
+      try {
+        stopMaintenance()
+        closePlatform(platform)
+      } catch (error) {
+        console.error(`pfin: could not close cleanly: ${String(error)}`)
+        code = 1
+      }
+      resolve(code)
     }
-    process.once('SIGTERM', stop)
-    process.once('SIGINT', stop)
+    for (const name of STOP_SIGNALS) process.on(name, () => void stop(name))
   })
 }

@@ -1,6 +1,6 @@
 import { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { makeDatabasePrivate, prepareDir } from './data-dir.ts'
 
 export interface Migration {
   tag: string
@@ -12,20 +12,39 @@ export interface Migration {
  * Opens a database file with the pragmas every pfin database needs and brings its schema
  * up to date. `safeIntegers` makes SQLite hand back INTEGERs as bigint, so money is exact.
  */
-export function openDatabase(path: string, options: { synchronous: 'FULL' | 'NORMAL'; migrations: Migration[] }): Database {
-  mkdirSync(dirname(path), { recursive: true })
+export function openDatabase(path: string, options: { synchronous: 'FULL' | 'NORMAL'; migrations: Migration[]; verify?: boolean }): Database {
+  prepareDir(dirname(path))
+  makeDatabasePrivate(path)
   const db = new Database(path, { create: true, strict: true, safeIntegers: true })
   try {
-    db.run('PRAGMA busy_timeout = 5000')
+    // Admin commands and the server share these files: wait for a lock rather than fail.
+    db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+    if (options.verify) assertIntact(db)
     db.run('PRAGMA journal_mode = WAL')
     db.run(`PRAGMA synchronous = ${options.synchronous}`)
     db.run('PRAGMA foreign_keys = ON')
     migrate(db, options.migrations)
   } catch (error) {
-    db.close()
+    db.close(true)
     throw error
   }
   return db
+}
+
+const BUSY_TIMEOUT_MS = 10_000
+
+/** The file is damaged: SQLite's quick check found problems, or it is not a database at all. */
+export class DamagedDatabaseError extends Error {}
+
+/**
+ * `PRAGMA quick_check` before anything writes to the file: a damaged database must not take
+ * new writes on top of the damage (CONTRACT §6, 503 `storage_unavailable`).
+ */
+function assertIntact(db: Database): void {
+  const rows = db.query<{ quick_check: string }, []>('PRAGMA quick_check').all()
+  if (rows.length !== 1 || rows[0]?.quick_check !== 'ok') {
+    throw new DamagedDatabaseError(`quick_check failed: ${rows.slice(0, 3).map((row) => row.quick_check).join('; ')}`)
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts'
 import type { ControlStore } from '../db/control/store.ts'
+import type { DataDirLock } from '../db/data-dir.ts'
 import type { TenantRegistry } from '../db/tenant/registry.ts'
 import type { AuthContext, Authenticator } from './auth.ts'
 import type { IdempotencyStore, StoredResponse } from './idempotency.ts'
@@ -16,6 +17,8 @@ export interface Platform {
   limits: { key: Limits; anonymous: Limits }
   idempotency: IdempotencyStore
   log: (message: string) => void
+  /** This server's claim on DATA_DIR, released when it stops. */
+  lock: DataDirLock
 }
 
 /** Finds the listening server (for client addresses); null when there is none, as under `app.handle`. */

@@ -24,6 +24,8 @@ export const ERRORS = {
   rule_violation: { status: 422, title: 'Rule violation' },
   rate_limit_exceeded: { status: 429, title: 'Rate limit exceeded' },
   internal_error: { status: 500, title: 'Internal error' },
+  storage_unavailable: { status: 503, title: 'Storage unavailable' },
+  insufficient_storage: { status: 507, title: 'Insufficient storage' },
 } as const satisfies Record<string, { status: number; title: string }>
 
 export type ErrorCode = keyof typeof ERRORS

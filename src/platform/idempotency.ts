@@ -61,7 +61,11 @@ export class IdempotencyStore {
     const applied = tenant.prepared(appliedLookup).get({ key })
     if (!applied || applied.createdAt < cutoff) return undefined
     const { key: _key, ...response } = applied
-    this.control.saveResponse(tenant.ownerId, key, response)
+    try {
+      this.control.saveResponse(tenant.ownerId, key, response)
+    } catch {
+      // Only a cache of the tenant record, which answered: the copy is tried again next time.
+    }
     return response
   }
 

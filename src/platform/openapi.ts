@@ -95,7 +95,7 @@ export interface OperationSpec {
 const SUCCESS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created' }
 
 /** The errors every authenticated route can return, and those of every POST and PATCH. */
-const AUTHENTICATED_ERRORS: ErrorCode[] = ['unauthorized', 'insufficient_scope', 'pro_tier_required', 'rate_limit_exceeded', 'internal_error']
+const AUTHENTICATED_ERRORS: ErrorCode[] = ['unauthorized', 'insufficient_scope', 'pro_tier_required', 'rate_limit_exceeded', 'internal_error', 'storage_unavailable']
 const WRITE_ERRORS: ErrorCode[] = [
   'idempotency_key_missing',
   'idempotency_key_invalid',
@@ -105,6 +105,7 @@ const WRITE_ERRORS: ErrorCode[] = [
   'payload_too_large',
   'unsupported_media_type',
   'validation_failed',
+  'insufficient_storage',
 ]
 
 export function buildOperation(spec: OperationSpec, components: Record<string, unknown>): Json {

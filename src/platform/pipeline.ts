@@ -134,19 +134,33 @@ function execute(platform: Platform, route: AnyRoute, state: RequestState, param
       platform.idempotency.recordInTenant(tenant, idem.key, record)
       return record
     })
-    platform.idempotency.recordInControl(idem.ownerId, idem.key, stored)
+    // Committed: from here on the client gets this answer whatever happens to the copy.
+    copyToControl(platform, idem, stored)
     return respond(set, stored.status, stored.body, stored.location)
   } catch (error) {
     // A handler's 4xx is an answer like any other: stored, and replayed on retry.
     if (error instanceof ApiError && error.status < 500) {
       const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
       const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }
-      platform.idempotency.recordInControl(idem.ownerId, idem.key, record)
+      copyToControl(platform, idem, record)
       return respond(set, error.status, body, null, error.headers)
     }
     throw error
   } finally {
     if (idem.token) platform.idempotency.release(idem.ownerId, idem.key, idem.token)
+  }
+}
+
+/**
+ * Copies an answer to the control database (CONTRACT §14). A write's tenant record is the
+ * truth and a handler's 4xx wrote nothing, so a failure here (a full disk) must not turn an
+ * answer into an error: the copy is repaired from the tenant record on the next lookup.
+ */
+function copyToControl(platform: Platform, idem: { ownerId: string; key: string }, record: StoredResponse): void {
+  try {
+    platform.idempotency.recordInControl(idem.ownerId, idem.key, record)
+  } catch (error) {
+    platform.log(`idempotency record for owner ${idem.ownerId} not copied to control.db (the owner's file keeps it): ${String(error)}`)
   }
 }
 

@@ -8,7 +8,7 @@ import { routes } from '../../src/modules/index.ts'
 import type { Platform } from '../../src/platform/context.ts'
 import type { AnyRoute } from '../../src/platform/route.ts'
 import type { Scope } from '../../src/platform/scopes.ts'
-import { createApp, createPlatform, startMaintenance } from '../../src/server.ts'
+import { closePlatform, createApp, createPlatform, listen, startMaintenance } from '../../src/server.ts'
 
 /**
  * A real pfin server on an ephemeral port over a fresh temporary DATA_DIR, with helpers to
@@ -63,10 +63,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
   const { env = {}, dataDir = tempDir(), extraRoutes = [] } = options
   const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env })
   const platform = createPlatform(config, () => {})
-  const app = createApp(platform, [...routes, ...extraRoutes])
-  app.listen({ port: 0, hostname: '127.0.0.1' })
-  const server = app.server
-  if (!server) throw new Error('test server did not start')
+  const server = listen(createApp(platform, [...routes, ...extraRoutes]), config)
   const stopMaintenance = startMaintenance(platform)
   const url = `http://127.0.0.1:${server.port}`
 
@@ -95,8 +92,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     async stop(opts = {}) {
       await server.stop(true)
       stopMaintenance()
-      platform.tenants.closeAll()
-      platform.control.close()
+      closePlatform(platform)
       if (opts.remove !== false) rmSync(dataDir, { recursive: true, force: true })
     },
   }

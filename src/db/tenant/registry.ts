@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs'
 import { join, resolve, sep } from 'node:path'
 import { migrations } from '../../../drizzle/tenant/manifest.ts'
 import { isId } from '../../platform/ids.ts'
+import { isDiskFull } from '../failures.ts'
 import { openDatabase } from '../sqlite.ts'
 import * as schema from './schema.ts'
 
@@ -50,9 +51,25 @@ export class Tenant {
     this.db.delete(schema.appliedRequests).where(lt(schema.appliedRequests.createdAt, olderThan)).run()
   }
 
+  /**
+   * Closes the connection at once: `close(true)` finalizes every prepared statement first.
+   * Without it SQLite keeps the connection, and its three file descriptors, alive as a zombie
+   * until the garbage collector happens to free the statements.
+   */
   close(): void {
     this.memo.clear()
-    this.sqlite.close(false)
+    this.sqlite.close(true)
+  }
+}
+
+/** An owner's database cannot be used now (damaged, unreadable, no descriptors left); other owners are unaffected. */
+export class TenantUnavailableError extends Error {
+  constructor(
+    readonly ownerId: string,
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`the database of owner ${ownerId} (${path}) is unavailable: ${reason}`)
   }
 }
 
@@ -92,7 +109,7 @@ export class TenantRegistry {
       this.open.set(ownerId, cached)
       return cached
     }
-    const tenant = new Tenant(ownerId, openDatabase(this.pathFor(ownerId), { synchronous: 'FULL', migrations }))
+    const tenant = new Tenant(ownerId, this.openFile(ownerId))
     this.open.set(ownerId, tenant)
     this.onOpen(tenant)
     while (this.open.size > this.capacity) {
@@ -101,6 +118,32 @@ export class TenantRegistry {
       oldest.close()
     }
     return tenant
+  }
+
+  /**
+   * Opens, checks (`quick_check`) and migrates the file. A failure is not cached: the next
+   * request tries again, so the owner recovers once the cause (descriptors, a restored file) is gone.
+   */
+  private openFile(ownerId: string) {
+    const path = this.pathFor(ownerId)
+    try {
+      return openDatabase(path, { synchronous: 'FULL', migrations, verify: true })
+    } catch (error) {
+      if (isDiskFull(error)) throw error
+      throw new TenantUnavailableError(ownerId, path, error instanceof Error ? error.message : String(error))
+    }
+  }
+
+  /** Closes an owner's database after a storage error, so the next request opens and checks it afresh. */
+  evict(ownerId: string): void {
+    const tenant = this.open.get(ownerId)
+    if (!tenant) return
+    this.open.delete(ownerId)
+    try {
+      tenant.close()
+    } catch {
+      // A damaged connection may fail to close cleanly; it is dropped either way.
+    }
   }
 
   openTenants(): Tenant[] {

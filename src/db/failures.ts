@@ -1,0 +1,25 @@
+/**
+ * What a storage error means for the client (CONTRACT §6): the disk is full (507, nothing was
+ * written), or the file cannot be used now (503). bun:sqlite's errors carry SQLite's result
+ * code name in `code` (`SQLITE_FULL`, `SQLITE_CORRUPT`, …).
+ */
+export type StorageFailure = 'full' | 'unavailable' | 'damaged'
+
+function sqliteCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined
+}
+
+/** SQLITE_FULL: the disk (or `max_page_count`) is full; SQLite rolled the statement back. */
+export function isDiskFull(error: unknown): boolean {
+  return sqliteCode(error) === 'SQLITE_FULL'
+}
+
+export function storageFailure(error: unknown): StorageFailure | null {
+  const code = sqliteCode(error)
+  if (code === undefined) return null
+  if (code === 'SQLITE_FULL') return 'full'
+  if (/^SQLITE_(CORRUPT|NOTADB|IOERR)/.test(code)) return 'damaged'
+  if (/^SQLITE_(CANTOPEN|BUSY|LOCKED|READONLY|PERM|NOMEM)/.test(code)) return 'unavailable'
+  return null
+}
