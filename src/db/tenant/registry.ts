@@ -109,15 +109,28 @@ export class TenantRegistry {
       this.open.set(ownerId, cached)
       return cached
     }
-    const tenant = new Tenant(ownerId, this.openFile(ownerId))
+    let file: Database
+    try {
+      file = this.openFile(ownerId)
+    } catch (error) {
+      // Out of descriptors (the process limit is below what the cache may hold): close the
+      // least recently used half and try once more, rather than fail until a restart.
+      if (!(error instanceof TenantUnavailableError) || this.open.size === 0) throw error
+      this.shrinkTo(Math.floor(this.open.size / 2))
+      file = this.openFile(ownerId)
+    }
+    const tenant = new Tenant(ownerId, file)
     this.open.set(ownerId, tenant)
     this.onOpen(tenant)
-    while (this.open.size > this.capacity) {
-      const [oldestId, oldest] = this.open.entries().next().value as [string, Tenant]
-      this.open.delete(oldestId)
-      oldest.close()
-    }
+    this.shrinkTo(this.capacity)
     return tenant
+  }
+
+  private shrinkTo(size: number): void {
+    while (this.open.size > size) {
+      const [oldestId] = this.open.keys()
+      this.evict(oldestId as string)
+    }
   }
 
   /**
