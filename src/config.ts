@@ -12,6 +12,8 @@ export interface Config {
   idempotencyTtlHours: number
   /** How many tenant databases stay open at once (least recently used are closed). */
   tenantCacheSize: number
+  /** How long deleted transactions' tombstones stay in the change feed (days; 0 = purge at once). */
+  tombstoneRetentionDays: number
 }
 
 export class ConfigError extends Error {}
@@ -38,5 +40,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     anonRateLimitPerDay: intFrom(env, 'ANON_RATE_LIMIT_PER_DAY', 1000, 1),
     idempotencyTtlHours: intFrom(env, 'IDEMPOTENCY_TTL_HOURS', 24, 1),
     tenantCacheSize: intFrom(env, 'TENANT_CACHE_SIZE', 256, 1),
+    tombstoneRetentionDays: intFrom(env, 'TOMBSTONE_RETENTION_DAYS', 400, 0),
   }
 }

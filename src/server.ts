@@ -5,6 +5,7 @@ import { ControlStore } from './db/control/store.ts'
 import { DataDirLock, prepareDir } from './db/data-dir.ts'
 import { storageFailure } from './db/failures.ts'
 import { TenantRegistry, TenantUnavailableError } from './db/tenant/registry.ts'
+import { purgeTombstones } from './modules/changes/feed.ts'
 import { routes as v1Routes } from './modules/index.ts'
 import { Authenticator } from './platform/auth.ts'
 import { type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
@@ -28,7 +29,7 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     throw error
   }
   const idempotency = new IdempotencyStore(control, config.idempotencyTtlHours * 3_600_000)
-  const tenants = new TenantRegistry(config.dataDir, config.tenantCacheSize, (tenant) => idempotency.purge([tenant]))
+  const tenants = new TenantRegistry(config.dataDir, config.tenantCacheSize, (tenant) => idempotency.purge([tenant]), config.tombstoneRetentionDays * 86_400_000)
   return {
     lock,
     config,
@@ -185,6 +186,7 @@ export function startMaintenance(platform: Platform): () => void {
   }
   const purge = () => {
     try {
+      for (const tenant of platform.tenants.openTenants()) purgeTombstones(tenant, Date.now() - tenant.tombstoneRetentionMs)
       platform.idempotency.purge(platform.tenants.openTenants())
     } catch (error) {
       platform.log(`idempotency purge failed: ${String(error)}`)

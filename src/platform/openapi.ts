@@ -82,6 +82,8 @@ export interface OperationSpec {
   description?: string
   tag: string
   scopes: readonly string[]
+  scopesNeeded?: 'all' | 'any'
+  responseHeaders?: Record<string, unknown>
   body?: TSchema
   query?: TSchema
   params?: TSchema
@@ -108,6 +110,12 @@ const WRITE_ERRORS: ErrorCode[] = [
   'insufficient_storage',
 ]
 
+function scopeText(spec: OperationSpec): string {
+  const list = spec.scopes.map((s) => `\`${s}\``).join(', ')
+  if (spec.scopesNeeded === 'any') return `Required scope: at least one of ${list}.`
+  return `Required scope${spec.scopes.length > 1 ? 's' : ''}: ${list}.`
+}
+
 export function buildOperation(spec: OperationSpec, components: Record<string, unknown>): Json {
   const parameters: Json[] = []
   for (const [where, schema] of [
@@ -126,7 +134,7 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
 
   const responses: Json = {}
   for (const status of spec.statuses) {
-    const headers: Json = { ...COMMON_HEADERS }
+    const headers: Json = { ...COMMON_HEADERS, ...spec.responseHeaders }
     if (status === 201) headers.Location = { $ref: '#/components/headers/Location' }
     if (isWrite) headers['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' }
     const content: Json = { schema: toOpenApiSchema(spec.response, components) }
@@ -153,11 +161,12 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
   const operation: Json = {
     operationId: spec.operationId,
     summary: spec.summary,
-    description: [spec.description, `Required scope${spec.scopes.length > 1 ? 's' : ''}: ${spec.scopes.map((s) => `\`${s}\``).join(', ')}.`]
+    description: [spec.description, scopeText(spec)]
       .filter(Boolean)
       .join('\n\n'),
     tags: [spec.tag],
-    security: [{ bearerAuth: [...spec.scopes] }],
+    // Alternatives in `security` are ORed: one entry per scope when any one of them will do.
+    security: spec.scopesNeeded === 'any' ? spec.scopes.map((scope) => ({ bearerAuth: [scope] })) : [{ bearerAuth: [...spec.scopes] }],
     parameters,
     responses,
   }

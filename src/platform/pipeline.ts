@@ -38,8 +38,15 @@ function hasScopes(auth: AuthContext, needed: readonly Scope[]): boolean {
   return true
 }
 
+function hasAnyScope(auth: AuthContext, offered: readonly Scope[]): boolean {
+  for (const scope of offered) if (auth.principal.scopes.includes(scope)) return true
+  return false
+}
+
 function authorize(route: AnyRoute, auth: AuthContext): void {
-  if (!hasScopes(auth, route.scopes)) {
+  if (route.scopesNeeded === 'any') {
+    if (!hasAnyScope(auth, route.scopes)) throw new ApiError('insufficient_scope', `This API key needs one of the scopes ${route.scopes.join(', ')}`)
+  } else if (!hasScopes(auth, route.scopes)) {
     const missing = route.scopes.filter((scope) => !auth.principal.scopes.includes(scope))
     throw new ApiError('insufficient_scope', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`)
   }
@@ -124,7 +131,7 @@ function execute(platform: Platform, route: AnyRoute, state: RequestState, param
   const idem = state.idempotency
   if (!idem) {
     const reply = route.handle(input)
-    return respond(set, reply.status, reply.serialized ?? JSON.stringify(reply.body), reply.location)
+    return respond(set, reply.status, reply.serialized ?? JSON.stringify(reply.body), reply.location, reply.headers)
   }
   try {
     const tenant = input.tenant

@@ -30,6 +30,8 @@ export interface Reply<T> {
   location?: string
   /** `body` already serialized, for a reply the handler keeps ready; must equal `JSON.stringify(body)`. */
   serialized?: string
+  /** Extra response headers (reads only: a write's stored answer keeps status, body and Location). */
+  headers?: Record<string, string>
 }
 
 export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | undefined, P extends TSchema | undefined, R extends TSchema> {
@@ -40,14 +42,17 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
   summary: string
   description?: string
   tag: string
-  /** Every scope the key must carry. */
+  /** The scopes of the route: the key must carry every one, or with `scopesNeeded: 'any'` at least one. */
   scopes: readonly Scope[]
+  scopesNeeded?: 'all' | 'any'
   body?: B
   query?: Q
   params?: P
   response: R
   /** Success statuses, first is the usual one. */
   statuses: readonly number[]
+  /** Headers of the success response beyond the shared ones, as OpenAPI header objects. */
+  responseHeaders?: Record<string, { description: string; schema: Record<string, unknown> }>
   /** Errors this route can return beyond the shared ones (auth, limits, idempotency, bodies). */
   errors?: readonly ErrorCode[]
   requestExample?: unknown

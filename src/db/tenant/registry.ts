@@ -11,6 +11,8 @@ import * as schema from './schema.ts'
 
 export type TenantDrizzle = BunSQLiteDatabase<typeof schema>
 
+const DEFAULT_TOMBSTONE_RETENTION_MS = 400 * 86_400_000
+
 /** One owner's open database, with the prepared statements built for it. */
 export class Tenant {
   readonly db: TenantDrizzle
@@ -19,6 +21,8 @@ export class Tenant {
   constructor(
     readonly ownerId: string,
     readonly sqlite: Database,
+    /** How long deleted transactions' tombstones stay in the change feed. */
+    readonly tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
   ) {
     this.db = drizzle({ client: sqlite, schema })
   }
@@ -86,6 +90,7 @@ export class TenantRegistry {
     dataDir: string,
     readonly capacity: number,
     private readonly onOpen: (tenant: Tenant) => void = () => {},
+    private readonly tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
   ) {
     this.dir = resolve(dataDir, 'tenants')
   }
@@ -119,7 +124,7 @@ export class TenantRegistry {
       this.shrinkTo(Math.floor(this.open.size / 2))
       file = this.openFile(ownerId)
     }
-    const tenant = new Tenant(ownerId, file)
+    const tenant = new Tenant(ownerId, file, this.tombstoneRetentionMs)
     this.open.set(ownerId, tenant)
     this.onOpen(tenant)
     this.shrinkTo(this.capacity)

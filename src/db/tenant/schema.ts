@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { type AnySQLiteColumn, index, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { type AnySQLiteColumn, index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import { flag, int, json, money, storedResponseColumns } from '../columns.ts'
 
 /**
@@ -158,3 +158,39 @@ export const appliedRequests = sqliteTable(
   },
   (t) => [index('applied_requests_created_idx').on(t.createdAt)],
 )
+
+/**
+ * The change feed (CONTRACT §15): one row per entity, at its latest change. `seq` is an
+ * AUTOINCREMENT rowid, so it grows with every change and is never reused, even after rows
+ * are replaced or tombstones purged. Rows are written by triggers on the resource tables
+ * (migration 0004), in the same transaction as the change itself; a `delete` row is a
+ * deleted transaction's tombstone.
+ */
+export const changeLog = sqliteTable(
+  'change_log',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    resource: text('resource', { enum: ['account', 'category', 'payee', 'transaction'] }).notNull(),
+    entityId: text('entity_id').notNull(),
+    op: text('op', { enum: ['upsert', 'delete'] }).notNull(),
+    changedAt: int('changed_at').notNull(),
+    externalId: text('external_id'),
+  },
+  (t) => [
+    uniqueIndex('change_log_entity_idx').on(t.resource, t.entityId),
+    index('change_log_resource_seq_idx').on(t.resource, t.seq),
+    index('change_log_tombstone_age_idx').on(t.changedAt).where(sql`op = 'delete'`),
+    index('change_log_tombstone_external_idx').on(t.resource, t.externalId).where(sql`op = 'delete'`),
+  ],
+)
+
+/**
+ * One row (id 1): the feed's epoch, which a restore replaces so that cursors from before it
+ * expire; the secret that signs this file's cursors; the highest purged tombstone's seq.
+ */
+export const feedState = sqliteTable('feed_state', {
+  id: integer('id').primaryKey(),
+  epoch: text('epoch').notNull(),
+  secret: text('secret').notNull(),
+  purgedSeq: int('purged_seq').notNull(),
+})

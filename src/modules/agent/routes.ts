@@ -5,6 +5,7 @@ import { BooleanQuery, EpochMs } from '../../platform/schemas.ts'
 import { Account } from '../accounts/model.ts'
 import { listAccountRows, toAccount } from '../accounts/queries.ts'
 import { Category } from '../categories/model.ts'
+import { encodeFeedCursor, feedState, lastSeq } from '../changes/feed.ts'
 import { listAllCategoriesForContext } from '../categories/service.ts'
 import { Me, toMe } from '../me/model.ts'
 import { Payee } from '../payees/model.ts'
@@ -49,17 +50,27 @@ export const agentRoutes = [
     response: t.Object({ data: AgentContext }, { title: 'AgentContextResponse', additionalProperties: false }),
     statuses: [200],
     errors: ['validation_failed'],
+    responseHeaders: {
+      'X-Changes-Cursor': {
+        description: 'the change-feed position of this snapshot: pass it as `cursor` to GET /v1/changes to get what changed since',
+        schema: { type: 'string' },
+      },
+    },
     handle: ({ auth, tenant, query }) => {
       const includeArchived = query.includeArchived ?? false
-      const data = tenant.read(() => ({
-        me: toMe(auth),
-        accounts: listAccountRows(tenant, { limit: -1, includeArchived }).map(toAccount),
-        categories: listAllCategoriesForContext(tenant, auth.subject.country, includeArchived),
-        payees: mostUsedPayees(tenant, query.payeeLimit ?? 50).map(toPayee),
-        recentTransactions: listTransactionViews(tenant, {}, { limit: query.recentTransactionLimit ?? 50 }).map(toTransaction),
-        serverTime: Date.now(),
+      const { data, changesCursor } = tenant.read(() => ({
+        data: {
+          me: toMe(auth),
+          accounts: listAccountRows(tenant, { limit: -1, includeArchived }).map(toAccount),
+          categories: listAllCategoriesForContext(tenant, auth.subject.country, includeArchived),
+          payees: mostUsedPayees(tenant, query.payeeLimit ?? 50).map(toPayee),
+          recentTransactions: listTransactionViews(tenant, {}, { limit: query.recentTransactionLimit ?? 50 }).map(toTransaction),
+          serverTime: Date.now(),
+        },
+        // The feed position of this very snapshot: GET /v1/changes from here misses nothing.
+        changesCursor: encodeFeedCursor(auth.subject.id, feedState(tenant), lastSeq(tenant)),
       }))
-      return { status: 200, body: { data } }
+      return { status: 200, body: { data }, headers: { 'x-changes-cursor': changesCursor } }
     },
   }),
 ]

@@ -5,6 +5,7 @@ import { ApiError, externalIdConflict, invalidReference, notFound, ruleViolation
 import { newId } from '../../platform/ids.ts'
 import { decodeCursor, page } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
+import { recordCategoryChanges } from '../changes/feed.ts'
 import { type CategoryCreateInput, type CategoryOut, type CategoryUpdateInput, type CategoryUpsertInput, MAX_CATEGORY_DEPTH } from './model.ts'
 import {
   ancestorIds,
@@ -143,6 +144,10 @@ export function updateCategory(tenant: Tenant, country: string | null, id: strin
     assertExternalIdFree(tenant, changes.externalId, current.id)
     if (changes.parentId != null && changes.parentId !== current.parentId) assertPlacement(tenant, country, changes.parentId, current.id)
     if (Object.keys(changes).length > 0) tenant.db.update(categories).set(changes).where(eq(categories.id, current.id)).run()
+    const renamed = changes.name !== undefined && changes.name !== current.name
+    const moved = changes.parentId !== undefined && changes.parentId !== current.parentId
+    // The categories below carry this one in their fullName (and depth): they changed too.
+    if (renamed || moved) recordCategoryChanges(tenant, descendantIds(loadCategoryTree(tenant), current.id))
     return { ...current, ...changes }
   })
 }

@@ -38,15 +38,35 @@ export function getTransactionView(tenant: Tenant, id: string): TransactionView 
   return view
 }
 
-/** Adds (sign 1) or removes (sign -1) a stored transaction's effect on balances and payee totals. */
-function applyEffect(tenant: Tenant, row: TransactionRow, sign: 1n | -1n): void {
-  moveBalance(tenant, row.accountId, -row.amount * sign)
-  if (row.isTransfer && row.transferToAccountId && row.destinationAmount !== null) {
-    moveBalance(tenant, row.transferToAccountId, row.destinationAmount * sign)
+/** What transactions do to balances and payee totals, summed before anything is written. */
+class Effects {
+  readonly balances = new Map<string, Units>()
+  readonly payees = new Map<string, { count: number; spent: Units }>()
+
+  /** Adds (sign 1) or removes (sign -1) a stored transaction's effect. */
+  add(row: TransactionRow, sign: 1n | -1n): this {
+    this.move(row.accountId, -row.amount * sign)
+    if (row.isTransfer && row.transferToAccountId && row.destinationAmount !== null) this.move(row.transferToAccountId, row.destinationAmount * sign)
+    if (row.payeeId) {
+      const spent = !row.isTransfer && row.amount > 0n ? row.amount : 0n
+      const total = this.payees.get(row.payeeId) ?? { count: 0, spent: 0n }
+      this.payees.set(row.payeeId, { count: total.count + Number(sign), spent: total.spent + spent * sign })
+    }
+    return this
   }
-  if (row.payeeId) {
-    const spent = !row.isTransfer && row.amount > 0n ? row.amount : 0n
-    adjustPayeeStats(tenant, row.payeeId, Number(sign), spent * sign)
+
+  /**
+   * Writes the net effect: a change that leaves an account or payee where it was writes
+   * nothing to it (so the change feed does not report it), and no intermediate balance can
+   * leave the money range on its way to a valid one.
+   */
+  apply(tenant: Tenant): void {
+    for (const [accountId, delta] of this.balances) moveBalance(tenant, accountId, delta)
+    for (const [payeeId, { count, spent }] of this.payees) if (count !== 0 || spent !== 0n) adjustPayeeStats(tenant, payeeId, count, spent)
+  }
+
+  private move(accountId: string, delta: Units): void {
+    this.balances.set(accountId, (this.balances.get(accountId) ?? 0n) + delta)
   }
 }
 
@@ -169,7 +189,7 @@ export function createTransaction(tenant: Tenant, country: string | null, body: 
     const draft = resolveDraft(tenant, country, body, BLANK)
     const row: TransactionRow = { ...draft, id: newId('txn'), createdAt: Date.now() }
     insertTransaction(tenant, row)
-    applyEffect(tenant, row, 1n)
+    new Effects().add(row, 1n).apply(tenant)
     return row
   })
 }
@@ -180,9 +200,8 @@ export function updateTransaction(tenant: Tenant, country: string | null, id: st
     if (!current) throw notFound('Transaction', id)
     const { id: _id, createdAt, ...draft } = current
     const next: TransactionRow = { ...resolveDraft(tenant, country, body, draft, id), id, createdAt }
-    applyEffect(tenant, current, -1n)
     replaceTransaction(tenant, next)
-    applyEffect(tenant, next, 1n)
+    new Effects().add(current, -1n).add(next, 1n).apply(tenant)
     return next
   })
 }
@@ -191,7 +210,7 @@ export function updateTransaction(tenant: Tenant, country: string | null, id: st
 export function deleteTransaction(tenant: Tenant, id: string): TransactionView {
   return tenant.write(() => {
     const view = getTransactionView(tenant, id)
-    applyEffect(tenant, view.txn, -1n)
+    new Effects().add(view.txn, -1n).apply(tenant)
     tenant.db.delete(transactions).where(eq(transactions.id, id)).run()
     return view
   })

@@ -1,0 +1,145 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { Tenant } from '../../db/tenant/registry.ts'
+import { ApiError } from '../../platform/errors.ts'
+import type { FeedEntity } from './model.ts'
+
+/**
+ * The owner's change feed as stored (CONTRACT §15): `change_log` holds one row per entity at
+ * its latest change, written by triggers in the same transaction as the change; `feed_state`
+ * holds the epoch, the secret that signs cursors and how far tombstones have been purged.
+ */
+
+export interface ChangeRow {
+  seq: number
+  resource: FeedEntity
+  entityId: string
+  op: 'upsert' | 'delete'
+  changedAt: number
+  externalId: string | null
+}
+
+type RawChange = { seq: bigint | number; resource: FeedEntity; entity_id: string; op: 'upsert' | 'delete'; changed_at: bigint | number; external_id: string | null }
+type FeedState = { epoch: string; secret: string; purgedSeq: number }
+
+const COLUMNS = 'seq, resource, entity_id, op, changed_at, external_id'
+
+const toChange = (row: RawChange): ChangeRow => ({
+  seq: Number(row.seq),
+  resource: row.resource,
+  entityId: row.entity_id,
+  op: row.op,
+  changedAt: Number(row.changed_at),
+  externalId: row.external_id,
+})
+
+export function feedState(tenant: Tenant): FeedState {
+  const row = tenant.sqlite
+    .query<{ epoch: string; secret: string; purged_seq: bigint | number }, []>('SELECT epoch, secret, purged_seq FROM feed_state WHERE id = 1')
+    .get()
+  if (!row) throw new Error('feed_state is missing: the owner file was not migrated')
+  return { epoch: row.epoch, secret: row.secret, purgedSeq: Number(row.purged_seq) }
+}
+
+/** The seq of the newest change ever made (0 for none): where a reader that has seen everything stands. */
+export function lastSeq(tenant: Tenant): number {
+  const row = tenant.sqlite.query<{ seq: bigint | number }, []>("SELECT seq FROM sqlite_sequence WHERE name = 'change_log'").get()
+  return Number(row?.seq ?? 0)
+}
+
+/**
+ * Up to `limit` changes after `after`, in seq order, of the given kinds. One kind (or a few)
+ * walks the (resource, seq) index of each and merges, so a filtered page costs the same
+ * however many changes of other kinds there are.
+ */
+export function changesAfter(tenant: Tenant, after: number, limit: number, kinds: readonly FeedEntity[]): ChangeRow[] {
+  if (kinds.length === 4) {
+    return tenant.sqlite
+      .query<RawChange, [number, number]>(`SELECT ${COLUMNS} FROM change_log WHERE seq > ? ORDER BY seq LIMIT ?`)
+      .all(after, limit)
+      .map(toChange)
+  }
+  const byKind = tenant.sqlite.query<RawChange, [string, number, number]>(
+    `SELECT ${COLUMNS} FROM change_log WHERE resource = ? AND seq > ? ORDER BY seq LIMIT ?`,
+  )
+  return kinds
+    .flatMap((kind) => byKind.all(kind, after, limit).map(toChange))
+    .sort((a, b) => a.seq - b.seq)
+    .slice(0, limit)
+}
+
+/**
+ * Records a change of entities whose own rows did not change but whose objects did: a
+ * category's `depth` and `fullName` follow its ancestors' names and places.
+ */
+export function recordCategoryChanges(tenant: Tenant, ids: readonly string[]): void {
+  const touch = tenant.sqlite.query<unknown, [string]>(
+    "INSERT OR REPLACE INTO change_log (resource, entity_id, op, changed_at, external_id) SELECT 'category', id, 'upsert', CAST(unixepoch('subsec') * 1000 AS INTEGER), external_id FROM categories WHERE id = ? AND is_system = 0",
+  )
+  for (const id of ids) touch.run(id)
+}
+
+/** Whether a transaction with this externalId was deleted and its tombstone is still kept. */
+export function hasTransactionTombstone(tenant: Tenant, externalId: string): boolean {
+  return (
+    tenant.sqlite
+      .query<{ one: number }, [string]>("SELECT 1 AS one FROM change_log WHERE resource = 'transaction' AND op = 'delete' AND external_id = ? LIMIT 1")
+      .get(externalId) !== null
+  )
+}
+
+/**
+ * Drops tombstones older than the retention. Cursors from before the newest dropped one
+ * could miss a deletion, so they expire (410). Runs only when there is something to drop.
+ */
+export function purgeTombstones(tenant: Tenant, cutoff: number): void {
+  const oldest = tenant.sqlite.query<{ at: bigint | number | null }, []>("SELECT min(changed_at) AS at FROM change_log WHERE op = 'delete'").get()
+  if (oldest?.at == null || Number(oldest.at) >= cutoff) return
+  tenant.write(() => {
+    const purged = tenant.sqlite
+      .query<{ seq: bigint | number | null }, [number]>("SELECT max(seq) AS seq FROM change_log WHERE op = 'delete' AND changed_at < ?")
+      .get(cutoff)
+    if (purged?.seq == null) return
+    tenant.sqlite.query("DELETE FROM change_log WHERE op = 'delete' AND changed_at < ?").run(cutoff)
+    tenant.sqlite.query('UPDATE feed_state SET purged_seq = max(purged_seq, ?) WHERE id = 1').run(purged.seq)
+  })
+}
+
+/** Starts a new epoch (after a restore): every cursor handed out before it expires. */
+export function renewEpoch(tenant: Tenant): void {
+  tenant.sqlite.query('UPDATE feed_state SET epoch = lower(hex(randomblob(8))) WHERE id = 1').run()
+}
+
+// Cursors: `chg_` + base64url("<epoch>.<seq>.<mac>"), the MAC binding them to this owner and file.
+
+const PREFIX = 'chg_'
+
+function mac(ownerId: string, state: FeedState, epoch: string, seq: number): string {
+  return createHmac('sha256', state.secret).update(`${ownerId}.${epoch}.${seq}`).digest('base64url').slice(0, 22)
+}
+
+export function encodeFeedCursor(ownerId: string, state: FeedState, seq: number): string {
+  return PREFIX + Buffer.from(`${state.epoch}.${seq}.${mac(ownerId, state, state.epoch, seq)}`).toString('base64url')
+}
+
+const notOurs = () => new ApiError('validation_failed', 'cursor: not a change-feed cursor issued to this owner; use a nextCursor from GET /v1/changes')
+
+/** The seq a cursor stands at: 422 when it is not one of this owner's, 410 when it is too old to resume from. */
+export function decodeFeedCursor(ownerId: string, state: FeedState, cursor: string): number {
+  if (!cursor.startsWith(PREFIX)) throw notOurs()
+  const parts = Buffer.from(cursor.slice(PREFIX.length), 'base64url').toString('utf8').split('.')
+  const [epoch, seqText, signature] = parts
+  if (parts.length !== 3 || !epoch || !seqText || !signature || !/^(0|[1-9]\d{0,15})$/.test(seqText)) throw notOurs()
+  const seq = Number(seqText)
+  const expected = Buffer.from(mac(ownerId, state, epoch, seq))
+  const given = Buffer.from(signature)
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw notOurs()
+  if (epoch !== state.epoch || seq < state.purgedSeq) {
+    throw new ApiError(
+      'cursor_expired',
+      epoch !== state.epoch
+        ? 'cursor: this feed was restored from a backup since the cursor was issued; resync: call without cursor'
+        : 'cursor: deletions since this cursor are no longer kept; resync: call without cursor',
+    )
+  }
+  return seq
+}

@@ -1,0 +1,57 @@
+import { Type } from '@sinclair/typebox'
+import { t } from 'elysia'
+import { EpochMs } from '../../platform/schemas.ts'
+import { Account } from '../accounts/model.ts'
+import { Category } from '../categories/model.ts'
+import { Payee } from '../payees/model.ts'
+import { Transaction } from '../transactions/model.ts'
+
+/** The change feed's shapes (CONTRACT §15). */
+
+export const FEED_RESOURCES = ['accounts', 'categories', 'payees', 'transactions'] as const
+export type FeedResource = (typeof FEED_RESOURCES)[number]
+/** A resource's name in a Change (`resource` is singular, like the objects it carries). */
+export const ENTITY_OF = { accounts: 'account', categories: 'category', payees: 'payee', transactions: 'transaction' } as const
+export type FeedEntity = (typeof ENTITY_OF)[FeedResource]
+
+const RESOURCE_LIST = `(${FEED_RESOURCES.join('|')})`
+
+export const Change = t.Object(
+  {
+    seq: Type.Integer({ minimum: 1, description: 'position in the owner’s feed; grows with every change' }),
+    resource: t.Union([t.Literal('account'), t.Literal('category'), t.Literal('payee'), t.Literal('transaction')]),
+    id: t.String(),
+    op: t.Union([t.Literal('upsert'), t.Literal('delete')], { description: '`delete` is a deleted transaction’s tombstone' }),
+    changedAt: EpochMs,
+    externalId: t.Union([t.String(), t.Null()]),
+    data: t.Union([Account, Category, Payee, Transaction, t.Null()], { description: 'the object as it is now (`upsert`), or null (`delete`)' }),
+  },
+  { title: 'Change', additionalProperties: false },
+)
+
+export const ChangesQuery = t.Object(
+  {
+    cursor: t.Optional(t.String({ minLength: 1, maxLength: 500, description: 'a previous page’s nextCursor; absent = from the beginning' })),
+    limit: t.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100, description: 'page size, 1–500 (default 100)' })),
+    resources: t.Optional(
+      t.String({
+        pattern: `^${RESOURCE_LIST}(,${RESOURCE_LIST})*$`,
+        description: `comma list of ${FEED_RESOURCES.join(', ')}; default: every kind the key may read`,
+        examples: ['accounts,transactions'],
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+export const ChangesResponse = t.Object(
+  {
+    data: t.Array(Change),
+    nextCursor: t.String({ description: 'where to resume; never null' }),
+    hasMore: t.Boolean({ description: 'whether to call again now' }),
+  },
+  { title: 'ChangesResponse', additionalProperties: false },
+)
+
+export type ChangeOut = typeof Change.static
+export type ChangesInput = typeof ChangesQuery.static
