@@ -11,15 +11,15 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
  * 1 MiB (checked before and while reading), 400 for text that is not JSON.
  * Returns undefined when no body was sent.
  */
-export async function readJsonBody(request: Request): Promise<{ value: unknown; canonical: string } | undefined> {
+export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Promise<{ value: unknown; canonical: string } | undefined> {
   const declared = Number(request.headers.get('content-length') ?? 'NaN')
   if (request.body === null || declared === 0) return undefined
   const contentType = request.headers.get('content-type')
   if (!contentType || !JSON_MEDIA_TYPE.test(contentType)) {
     throw new ApiError('unsupported_media_type', 'Send the request body as JSON with Content-Type: application/json')
   }
-  if (declared > MAX_BODY_BYTES) throw tooLarge()
-  const bytes = await readLimited(request.body)
+  if (declared > limit) throw tooLarge(limit)
+  const bytes = await readLimited(request.body, limit)
   if (bytes.byteLength === 0) return undefined
   let value: unknown
   try {
@@ -30,14 +30,14 @@ export async function readJsonBody(request: Request): Promise<{ value: unknown; 
   return { value, canonical: canonicalJson(value) }
 }
 
-const tooLarge = () => new ApiError('payload_too_large', `The request body must not exceed ${MAX_BODY_BYTES} bytes`)
+const tooLarge = (limit: number) => new ApiError('payload_too_large', `The request body must not exceed ${limit} bytes`)
 
-async function readLimited(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
   const chunks: Uint8Array[] = []
   let size = 0
   for await (const chunk of stream) {
     size += chunk.byteLength
-    if (size > MAX_BODY_BYTES) throw tooLarge()
+    if (size > limit) throw tooLarge(limit)
     chunks.push(chunk)
   }
   return Buffer.concat(chunks)

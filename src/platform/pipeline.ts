@@ -100,7 +100,7 @@ class Input implements HandlerInput<unknown, unknown, unknown> {
  */
 async function prepareWrite(platform: Platform, route: AnyRoute, request: Request, state: RequestState, auth: AuthContext): Promise<void> {
   const key = readIdempotencyKey(request.headers.get('idempotency-key'))
-  const decoded = route.body ? await readJsonBody(request) : undefined
+  const decoded = route.body ? await readJsonBody(request, route.maxBodyBytes) : undefined
   const ownerId = auth.subject.id
   const print = fingerprint(route.method, new URL(request.url).pathname, decoded?.canonical ?? '')
   const stored = platform.idempotency.find(platform.tenants.get(ownerId), key)
@@ -111,7 +111,8 @@ async function prepareWrite(platform: Platform, route: AnyRoute, request: Reques
     state.replay = stored
     return
   }
-  if (route.body) assertValid(route.body, decoded?.value, 'body')
+  if (route.checkBody) route.checkBody(decoded?.value)
+  else if (route.body) assertValid(route.body, decoded?.value, 'body')
   const token = platform.idempotency.claim(ownerId, key)
   if (!token) {
     throw new ApiError('idempotency_key_in_progress', 'A request with this Idempotency-Key is still being processed', { 'retry-after': '1' })

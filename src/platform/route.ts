@@ -46,6 +46,10 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
   scopes: readonly Scope[]
   scopesNeeded?: 'all' | 'any'
   body?: B
+  /** Replaces the plain check of `body` (e.g. a batch whose dry run reports item errors instead of refusing them). */
+  checkBody?: (value: unknown) => void
+  /** The body limit when it is not the usual 1 MiB. */
+  maxBodyBytes?: number
   query?: Q
   params?: P
   response: R
