@@ -383,4 +383,4 @@ test('admin commands of every kind in parallel without a server: every one succe
   expect(ledger.commands.length).toBe(LOOPS * ROUNDS_ALONE * 7)
   expect(ledger.owners.length).toBe(LOOPS * ROUNDS_ALONE)
   expect(ledger.revoked.size).toBe(LOOPS * ROUNDS_ALONE)
-}, 60_000)
+}, 90_000)
