@@ -23,12 +23,7 @@ export async function serve(): Promise<number> {
     throw error
   }
   const stopMaintenance = startMaintenance(platform)
-  console.log(`pfin listening on http://${config.host}:${server.port}`)
-  if (!platform.control.hasOwners()) {
-    const admin = adminCommand()
-    console.log(`No owner yet. Create one and a key:\n  ${admin} owner create --name "Your Name"\n  ${admin} key create --owner <ownerId>`)
-  }
-  return await new Promise<number>((resolve) => {
+  const stopped = new Promise<number>((resolve) => {
     let stopping = false
     const stop = async (signal: string) => {
       // A service manager signals the whole process group and `bun run` forwards what it gets,
@@ -53,4 +48,11 @@ export async function serve(): Promise<number> {
     }
     for (const name of STOP_SIGNALS) process.on(name, () => void stop(name))
   })
+  // Announced only once a stop signal is handled: whoever waits for this line may signal at once.
+  console.log(`pfin listening on http://${config.host}:${server.port}`)
+  if (!platform.control.hasOwners()) {
+    const admin = adminCommand()
+    console.log(`No owner yet. Create one and a key:\n  ${admin} owner create --name "Your Name"\n  ${admin} key create --owner <ownerId>`)
+  }
+  return await stopped
 }

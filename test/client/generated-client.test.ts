@@ -223,6 +223,7 @@ describe('what the generated client relies on in the document', () => {
     '/v1/payees/upsert': ['POST'],
     // Beyond SPEC §4, from CONTRACT §15 and §16.
     '/v1/changes': ['GET'],
+    '/v1/transactions/batch': ['POST'],
     '/openapi.json': ['GET'],
   }
 

@@ -9,6 +9,8 @@ import {
   TransactionUpsert,
   TransactionUpsertResponse,
 } from './model.ts'
+import { checkBatchBody, importTransactions } from './batch.ts'
+import { MAX_BATCH_BODY_BYTES, TransactionBatch, TransactionBatchResponse } from './batch-model.ts'
 import { toTransaction } from './queries.ts'
 import { createTransaction, deleteTransaction, getTransactionView, listTransactions, updateTransaction, upsertTransaction, viewOf } from './service.ts'
 
@@ -66,6 +68,27 @@ export const transactionRoutes = [
       const { created, row } = upsertTransaction(tenant, auth.subject.country, body)
       return upsertReply(created, toTransaction(viewOf(tenant, row)), `/v1/transactions/${row.id}`)
     },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/transactions/batch',
+    operationId: 'importTransactions',
+    summary: 'Import up to 500 transactions at once, all or nothing (upserts by externalId)',
+    description:
+      'Every item is a transaction upsert. The batch is applied in one database transaction: either every item is applied, or the first failing item’s error ' +
+      '(its `detail` starts with the item’s path, e.g. `items[17].amount: …`) is returned and nothing is written. Each item reports `created`, `updated`, ' +
+      '`unchanged` (it equals what is stored; nothing written) or `skipped_deleted` (with `ifDeleted: "skip"`, for an externalId whose transaction was deleted). ' +
+      '`dryRun: true` checks every item, reports each one’s operation or all of its errors, and writes nothing. Body limit 4 MiB; the batch counts once against the rate limit.',
+    tag,
+    scopes: ['transactions:write'],
+    body: TransactionBatch,
+    checkBody: checkBatchBody,
+    maxBodyBytes: MAX_BATCH_BODY_BYTES,
+    response: TransactionBatchResponse,
+    statuses: [200],
+    errors: [...WRITE_ERRORS],
+    requestExample: { items: [{ externalId: 'bank-tx-9812', ...example }, { externalId: 'bank-tx-9813', accountId: example.accountId, amount: -2500, date: '2026-11-20', note: 'salary' }] },
+    handle: ({ tenant, auth, body }) => ({ status: 200, body: importTransactions(tenant, auth.subject.country, body) }),
   }),
   defineRoute({
     method: 'GET',

@@ -39,7 +39,7 @@ export function getTransactionView(tenant: Tenant, id: string): TransactionView 
 }
 
 /** What transactions do to balances and payee totals, summed before anything is written. */
-class Effects {
+export class Effects {
   readonly balances = new Map<string, Units>()
   readonly payees = new Map<string, { count: number; spent: Units }>()
 
@@ -184,24 +184,30 @@ const BLANK: Draft = {
   exchangeRate: null,
 }
 
-export function createTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput): TransactionRow {
+/**
+ * Records a transaction. With `pending`, its effect on balances and payee totals is added
+ * there for the caller to apply once for many (the batch import); otherwise it is applied now.
+ */
+export function createTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput, pending?: Effects): TransactionRow {
   return tenant.write(() => {
     const draft = resolveDraft(tenant, country, body, BLANK)
     const row: TransactionRow = { ...draft, id: newId('txn'), createdAt: Date.now() }
     insertTransaction(tenant, row)
-    new Effects().add(row, 1n).apply(tenant)
+    const effects = (pending ?? new Effects()).add(row, 1n)
+    if (!pending) effects.apply(tenant)
     return row
   })
 }
 
-export function updateTransaction(tenant: Tenant, country: string | null, id: string, body: TransactionUpdateInput): TransactionRow {
+export function updateTransaction(tenant: Tenant, country: string | null, id: string, body: TransactionUpdateInput, pending?: Effects): TransactionRow {
   return tenant.write(() => {
     const current = findTransaction(tenant, id)
     if (!current) throw notFound('Transaction', id)
     const { id: _id, createdAt, ...draft } = current
     const next: TransactionRow = { ...resolveDraft(tenant, country, body, draft, id), id, createdAt }
     replaceTransaction(tenant, next)
-    new Effects().add(current, -1n).add(next, 1n).apply(tenant)
+    const effects = (pending ?? new Effects()).add(current, -1n).add(next, 1n)
+    if (!pending) effects.apply(tenant)
     return next
   })
 }

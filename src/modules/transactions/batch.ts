@@ -1,0 +1,187 @@
+import type { ValueError } from '@sinclair/typebox/errors'
+import { ValueErrorType } from '@sinclair/typebox/errors'
+import type { Tenant } from '../../db/tenant/registry.ts'
+import { ApiError, ruleViolation } from '../../platform/errors.ts'
+import { assertValid, compile, expectation, fieldName } from '../../platform/validation.ts'
+import { hasTransactionTombstone, lastSeq } from '../changes/feed.ts'
+import {
+  type BatchItemErrorOut,
+  type BatchItemOut,
+  type BatchOperation,
+  TransactionBatchEnvelope,
+  type TransactionBatchInput,
+} from './batch-model.ts'
+import { TransactionUpsert } from './model.ts'
+import { findTransactionByExternalId, type TransactionRow, toTransaction } from './queries.ts'
+import { createTransaction, Effects, updateTransaction, viewOf } from './service.ts'
+
+/**
+ * Batch import (CONTRACT §16). Every item is an ordinary transaction upsert, run by the same
+ * service code as `POST /v1/transactions/upsert`, all inside the request's one tenant
+ * transaction: the batch commits whole with one fsync, or the first failing item's error
+ * rolls all of it back. A dry run runs the same code inside a savepoint that is rolled back.
+ */
+
+type Item = TransactionBatchInput['items'][number]
+const FIELDS = new Set(Object.keys(TransactionUpsert.properties))
+
+/** One error of one item, as its own request would have got it, with the item's field. */
+function itemSchemaError(error: ValueError): BatchItemErrorOut {
+  const field = fieldName(error.path) || null
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) return { field, code: 'validation_failed', detail: 'is not allowed' }
+  if (error.type === ValueErrorType.ObjectRequiredProperty) return { field, code: 'validation_failed', detail: 'is required' }
+  if (field === null) return { field, code: 'validation_failed', detail: 'must be a JSON object' }
+  return { field, code: 'validation_failed', detail: expectation(error.schema) }
+}
+
+/** A service error's detail split into the item field it names (`amount must …`, `accountId: …`) and the rest. */
+function itemRuleError(error: ApiError): BatchItemErrorOut {
+  const match = /^([A-Za-z]\w*)(?::\s*|\s+)([\s\S]*)$/.exec(error.detail)
+  if (match && FIELDS.has(match[1] as string)) return { field: match[1] as string, code: error.code, detail: match[2] as string }
+  return { field: null, code: error.code, detail: error.detail }
+}
+
+/** `items[17].amount: must be a number`: the path first, as CONTRACT §16 asks. */
+function itemDetail(index: number, error: BatchItemErrorOut): string {
+  return error.field === null ? `items[${index}]: ${error.detail}` : `items[${index}].${error.field}: ${error.detail}`
+}
+
+/** The pipeline's body check: the envelope always; each item too, unless it is a dry run (which reports them). */
+export function checkBatchBody(value: unknown): void {
+  assertValid(TransactionBatchEnvelope, value, 'body')
+  const batch = value as { items: unknown[]; dryRun?: boolean }
+  if (batch.dryRun) return
+  const check = compile(TransactionUpsert)
+  for (const [index, item] of batch.items.entries()) {
+    if (check.Check(item)) continue
+    const first = check.Errors(item).First()
+    if (first) throw new ApiError('validation_failed', itemDetail(index, itemSchemaError(first)))
+  }
+}
+
+function assertDistinctExternalIds(items: readonly Item[]): void {
+  const seen = new Map<string, number>()
+  for (const [index, item] of items.entries()) {
+    if (typeof item !== 'object' || item === null || typeof item.externalId !== 'string') continue
+    const externalId = item.externalId.trim()
+    const first = seen.get(externalId)
+    if (first !== undefined) {
+      throw ruleViolation(`items[${index}].externalId: ${JSON.stringify(externalId)} is also items[${first}]; each externalId may appear once in a batch`)
+    }
+    seen.set(externalId, index)
+  }
+}
+
+interface Applied {
+  operation: BatchOperation
+  row?: TransactionRow
+}
+
+/**
+ * One item, exactly as the upsert route would apply it, except that its effect on balances and
+ * payee totals joins `effects`, written once for the whole batch. `unchanged` when it wrote nothing.
+ */
+function applyItem(tenant: Tenant, country: string | null, item: Item, skipDeleted: boolean, effects?: Effects): Applied {
+  const externalId = item.externalId.trim()
+  const existing = findTransactionByExternalId(tenant, externalId)
+  if (!existing && skipDeleted && hasTransactionTombstone(tenant, externalId)) return { operation: 'skipped_deleted' }
+  const before = lastSeq(tenant)
+  const row = existing ? updateTransaction(tenant, country, existing.id, item, effects) : createTransaction(tenant, country, item, effects)
+  // Every real change of a stored row advances the change feed (its triggers), and nothing else does.
+  const operation: BatchOperation = !existing ? 'created' : lastSeq(tenant) === before ? 'unchanged' : 'updated'
+  return { operation, row }
+}
+
+function summarize(results: BatchItemOut[]) {
+  const count = (operation: BatchOperation) => results.filter((result) => result.operation === operation).length
+  return {
+    created: count('created'),
+    updated: count('updated'),
+    unchanged: count('unchanged'),
+    skippedDeleted: count('skipped_deleted'),
+    failed: results.filter((result) => result.errors.length > 0).length,
+  }
+}
+
+const externalIdOf = (item: unknown): string | null => {
+  const value = (item as { externalId?: unknown } | null)?.externalId
+  return typeof value === 'string' ? value.trim() : null
+}
+
+/** Runs inside the request's write transaction (the pipeline holds it for every POST). */
+export function importTransactions(tenant: Tenant, country: string | null, batch: TransactionBatchInput) {
+  assertDistinctExternalIds(batch.items)
+  const skipDeleted = batch.ifDeleted === 'skip'
+  const results = batch.dryRun ? dryRun(tenant, country, batch.items, skipDeleted) : applyAll(tenant, country, batch.items, skipDeleted)
+  return { data: results, summary: summarize(results) }
+}
+
+/**
+ * Balances and payee totals move once for the whole batch (one write per account and payee
+ * instead of one per item). A balance pushed out of range is therefore reported for the batch,
+ * not for one item: only the sum of the items decides it.
+ */
+function applyAll(tenant: Tenant, country: string | null, items: readonly Item[], skipDeleted: boolean): BatchItemOut[] {
+  return tenant.write(() => {
+    const effects = new Effects()
+    const applied = items.map((item, index) => {
+      try {
+        return applyItem(tenant, country, item, skipDeleted, effects)
+      } catch (error) {
+        if (error instanceof ApiError) throw new ApiError(error.code, itemDetail(index, itemRuleError(error)), error.headers)
+        throw error
+      }
+    })
+    try {
+      effects.apply(tenant)
+    } catch (error) {
+      if (error instanceof ApiError) throw new ApiError(error.code, `items: ${error.detail}`, error.headers)
+      throw error
+    }
+    return applied.map(({ operation, row }, index) => ({
+      index,
+      externalId: externalIdOf(items[index]),
+      operation,
+      data: row ? toTransaction(viewOf(tenant, row)) : null,
+      errors: [],
+    }))
+  })
+}
+
+/**
+ * Every item through the same code, each in a savepoint of its own so that one failure does
+ * not hide the next, all rolled back at the end. Items see the items before them, as in a
+ * real run. `data` stays null: nothing was written, so there is nothing to show.
+ */
+function dryRun(tenant: Tenant, country: string | null, items: readonly unknown[], skipDeleted: boolean): BatchItemOut[] {
+  const check = compile(TransactionUpsert)
+  const run = (sql: string) => tenant.sqlite.run(sql)
+  const results: BatchItemOut[] = []
+  tenant.write(() => {
+    run('SAVEPOINT batch_dry_run')
+    try {
+      for (const [index, item] of items.entries()) {
+        const externalId = externalIdOf(item)
+        if (!check.Check(item)) {
+          results.push({ index, externalId, operation: null, data: null, errors: [...check.Errors(item)].map(itemSchemaError) })
+          continue
+        }
+        run('SAVEPOINT batch_item')
+        try {
+          const { operation } = applyItem(tenant, country, item, skipDeleted)
+          results.push({ index, externalId, operation, data: null, errors: [] })
+        } catch (error) {
+          if (!(error instanceof ApiError)) throw error
+          run('ROLLBACK TO batch_item')
+          results.push({ index, externalId, operation: null, data: null, errors: [itemRuleError(error)] })
+        } finally {
+          run('RELEASE batch_item')
+        }
+      }
+    } finally {
+      run('ROLLBACK TO batch_dry_run')
+      run('RELEASE batch_dry_run')
+    }
+  })
+  return results
+}
