@@ -5,6 +5,7 @@ import { readJsonBody } from './body.ts'
 import { type Platform, type RequestState, requestStateOf } from './context.ts'
 import { ApiError, PROBLEM_CONTENT_TYPE, problemBody } from './errors.ts'
 import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempotency.ts'
+import { canonicalJson } from './json.ts'
 import { buildOperation } from './openapi.ts'
 import type { AnyRoute, HandlerInput, Reply } from './route.ts'
 import type { Scope } from './scopes.ts'
@@ -134,6 +135,19 @@ function execute(platform: Platform, route: AnyRoute, state: RequestState, param
     const reply = route.handle(input)
     return respond(set, reply.status, reply.serialized ?? JSON.stringify(reply.body), reply.location, reply.headers)
   }
+  const outcome = performWrite(platform, route, state, input, idem)
+  return respond(set, outcome.status, outcome.body, outcome.location, outcome.headers)
+}
+
+interface Outcome {
+  status: number
+  body: string
+  location?: string | null
+  headers?: Record<string, string>
+}
+
+/** A write: the handler and its idempotency record in one tenant transaction, then the control copy. */
+function performWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: NonNullable<RequestState['idempotency']>): Outcome {
   try {
     const tenant = input.tenant
     const stored = tenant.write(() => {
@@ -144,18 +158,59 @@ function execute(platform: Platform, route: AnyRoute, state: RequestState, param
     })
     // Committed: from here on the client gets this answer whatever happens to the copy.
     copyToControl(platform, idem, stored)
-    return respond(set, stored.status, stored.body, stored.location)
+    return stored
   } catch (error) {
     // A handler's 4xx is an answer like any other: stored, and replayed on retry.
     if (error instanceof ApiError && error.status < 500) {
       const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
       const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }
       copyToControl(platform, idem, record)
-      return respond(set, error.status, body, null, error.headers)
+      return { status: error.status, body, headers: error.headers }
     }
     throw error
   } finally {
     if (idem.token) platform.idempotency.release(idem.ownerId, idem.key, idem.token)
+  }
+}
+
+/** What an in-process caller (an MCP tool) passes for one operation: typed values, no HTTP. */
+export interface Invocation {
+  params?: Record<string, string>
+  query?: Record<string, unknown>
+  body?: unknown
+}
+
+let invocations = 0
+
+/**
+ * Runs one route for a caller that has already been authenticated and counted (an MCP tool
+ * call rides on its /mcp request): scope and tier, the query and body checks, the handler,
+ * and for a write its transaction and idempotency record under a fresh key, exactly as over
+ * HTTP. Every refusal comes back as the same problem the REST route gives.
+ */
+export function invoke(platform: Platform, route: AnyRoute, state: RequestState, auth: AuthContext, call: Invocation): Outcome {
+  try {
+    authorize(route, auth)
+    state.auth = auth
+    if (route.query) assertValid(route.query, call.query ?? {}, 'query')
+    state.query = call.query ?? {}
+    state.body = call.body
+    const input = new Input(platform.tenants, state, call.params ?? {})
+    if (route.method !== 'POST' && route.method !== 'PATCH') {
+      const reply = route.handle(input)
+      return { status: reply.status, body: reply.serialized ?? JSON.stringify(reply.body), location: reply.location, headers: reply.headers }
+    }
+    if (route.checkBody) route.checkBody(call.body)
+    else if (route.body) assertValid(route.body, call.body, 'body')
+    // Each call is its own request: a fresh key, so nothing is replayed from an earlier call.
+    const key = `mcp:${state.requestId}:${++invocations}`
+    const ownerId = auth.subject.id
+    const token = platform.idempotency.claim(ownerId, key) as symbol
+    const idem = { ownerId, key, fingerprint: fingerprint(route.method, route.path, canonicalJson(call.body ?? null)), token }
+    return performWrite(platform, route, state, input, idem)
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error
+    return { status: error.status, body: JSON.stringify(problemBody(error.code, error.detail, state.requestId)), headers: error.headers }
   }
 }
 

@@ -78,6 +78,12 @@ export function recordCategoryChanges(tenant: Tenant, ids: readonly string[]): v
   for (const id of ids) touch.run(id)
 }
 
+/** The seq of an entity's latest change ('0' when it has none): changes whenever the entity does. */
+export function entityVersion(tenant: Tenant, resource: FeedEntity, id: string): string {
+  const row = tenant.sqlite.query<{ seq: bigint | number }, [string, string]>('SELECT seq FROM change_log WHERE resource = ? AND entity_id = ?').get(resource, id)
+  return String(row?.seq ?? 0)
+}
+
 /** Whether a transaction with this externalId was deleted and its tombstone is still kept. */
 export function hasTransactionTombstone(tenant: Tenant, externalId: string): boolean {
   return (
