@@ -14,6 +14,8 @@ export interface Config {
   tenantCacheSize: number
   /** How long deleted transactions' tombstones stay in the change feed (days; 0 = purge at once). */
   tombstoneRetentionDays: number
+  /** Browser origins allowed to call /mcp (requests without an Origin header are not browsers'). */
+  mcpAllowedOrigins: string[]
 }
 
 export class ConfigError extends Error {}
@@ -41,5 +43,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idempotencyTtlHours: intFrom(env, 'IDEMPOTENCY_TTL_HOURS', 24, 1),
     tenantCacheSize: intFrom(env, 'TENANT_CACHE_SIZE', 256, 1),
     tombstoneRetentionDays: intFrom(env, 'TOMBSTONE_RETENTION_DAYS', 400, 0),
+    mcpAllowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? '')
+      .split(',')
+      .map((origin) => origin.trim().replace(/\/+$/, ''))
+      .filter(Boolean),
   }
 }

@@ -4,8 +4,10 @@ import type { Config } from './config.ts'
 import { ControlStore } from './db/control/store.ts'
 import { DataDirLock, prepareDir } from './db/data-dir.ts'
 import { storageFailure } from './db/failures.ts'
+import { storageProblem } from './platform/storage-problem.ts'
 import { TenantRegistry, TenantUnavailableError } from './db/tenant/registry.ts'
 import { purgeTombstones } from './modules/changes/feed.ts'
+import { mcpEndpoint } from './modules/mcp/endpoint.ts'
 import { routes as v1Routes } from './modules/index.ts'
 import { Authenticator } from './platform/auth.ts'
 import { type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
@@ -117,34 +119,13 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
       })
     })
     .use(uncountedRoutes(platform, base, server))
+    .use(mcpEndpoint(platform, routes, server))
 
   mountRoutes(app as unknown as Elysia, platform, routes, components)
   return app
 }
 
 export type App = ReturnType<typeof createApp>
-
-/**
- * A storage error as the client should see it (CONTRACT §6): a full disk is 507 (SQLite rolled
- * the write back), a file that cannot be used is 503 for its owner only. A damaged owner file
- * is closed, so the next request opens and checks it afresh; the log names the file.
- */
-function storageProblem(platform: Platform, error: unknown, state: RequestState, requestId: string): { code: ErrorCode; detail: string } {
-  if (storageFailure(error) === 'full') {
-    platform.log(`[${requestId}] disk full: ${String(error)}`)
-    return { code: 'insufficient_storage', detail: 'The server has no storage space left; nothing was written. Try again later.' }
-  }
-  const ownerId = state.auth?.subject.id
-  if (error instanceof TenantUnavailableError) {
-    platform.log(`[${requestId}] ${error.message}`)
-  } else if (ownerId) {
-    platform.tenants.evict(ownerId)
-    platform.log(`[${requestId}] storage error for owner ${ownerId} (${platform.tenants.pathFor(ownerId)}): ${String(error)}`)
-  } else {
-    platform.log(`[${requestId}] storage error: ${String(error)}`)
-  }
-  return { code: 'storage_unavailable', detail: `Your data cannot be read or written right now; quote request id ${requestId} to the operator` }
-}
 
 /** The listening options every pfin server uses, the tests' included. */
 export function listen(app: App, config: Pick<Config, 'port' | 'host'>) {

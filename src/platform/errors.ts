@@ -9,6 +9,7 @@ export const ERRORS = {
   unauthorized: { status: 401, title: 'Unauthorized' },
   insufficient_scope: { status: 403, title: 'Insufficient scope' },
   pro_tier_required: { status: 403, title: 'Pro tier required' },
+  origin_not_allowed: { status: 403, title: 'Origin not allowed' },
   system_category_read_only: { status: 403, title: 'System category is read-only' },
   not_found: { status: 404, title: 'Not found' },
   route_not_found: { status: 404, title: 'Route not found' },

@@ -8,7 +8,7 @@ import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempote
 import { canonicalJson } from './json.ts'
 import { buildOperation } from './openapi.ts'
 import type { AnyRoute, HandlerInput, Reply } from './route.ts'
-import type { Scope } from './scopes.ts'
+import { mayCall } from './scopes.ts'
 import { assertValid, coerceQuery } from './validation.ts'
 
 /**
@@ -21,7 +21,7 @@ import { assertValid, coerceQuery } from './validation.ts'
 type Headers = Record<string, string | number>
 
 /** Counts the request against the key's bucket, or the client IP's without a valid key; throws 429, then 401. */
-function admit(platform: Platform, auth: AuthContext | null, state: RequestState, headers: Headers): AuthContext {
+export function admit(platform: Platform, auth: AuthContext | null, state: RequestState, headers: Headers): AuthContext {
   const retryAfter = auth
     ? platform.limiter.consume(`key:${auth.principal.keyId}`, platform.limits.key, headers)
     : platform.limiter.consume(`ip:${state.ip}`, platform.limits.anonymous, headers)
@@ -34,20 +34,9 @@ function admit(platform: Platform, auth: AuthContext | null, state: RequestState
   return auth
 }
 
-function hasScopes(auth: AuthContext, needed: readonly Scope[]): boolean {
-  for (const scope of needed) if (!auth.principal.scopes.includes(scope)) return false
-  return true
-}
-
-function hasAnyScope(auth: AuthContext, offered: readonly Scope[]): boolean {
-  for (const scope of offered) if (auth.principal.scopes.includes(scope)) return true
-  return false
-}
-
 function authorize(route: AnyRoute, auth: AuthContext): void {
-  if (route.scopesNeeded === 'any') {
-    if (!hasAnyScope(auth, route.scopes)) throw new ApiError('insufficient_scope', `This API key needs one of the scopes ${route.scopes.join(', ')}`)
-  } else if (!hasScopes(auth, route.scopes)) {
+  if (!mayCall(auth.principal.scopes, route)) {
+    if (route.scopesNeeded === 'any') throw new ApiError('insufficient_scope', `This API key needs one of the scopes ${route.scopes.join(', ')}`)
     const missing = route.scopes.filter((scope) => !auth.principal.scopes.includes(scope))
     throw new ApiError('insufficient_scope', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`)
   }

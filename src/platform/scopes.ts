@@ -14,3 +14,19 @@ export const SCOPES = [
 export type Scope = (typeof SCOPES)[number]
 
 export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value)
+
+/** Whether `held` includes every scope of `needed` (a loop, no allocation: it runs on every request). */
+export function hasAllScopes(held: readonly Scope[], needed: readonly Scope[]): boolean {
+  for (const scope of needed) if (!held.includes(scope)) return false
+  return true
+}
+
+export function hasAnyScope(held: readonly Scope[], offered: readonly Scope[]): boolean {
+  for (const scope of offered) if (held.includes(scope)) return true
+  return false
+}
+
+/** Whether a key may call a route: every scope it lists, or one of them when any will do. */
+export function mayCall(held: readonly Scope[], route: { scopes: readonly Scope[]; scopesNeeded?: 'all' | 'any' }): boolean {
+  return route.scopesNeeded === 'any' ? hasAnyScope(held, route.scopes) : hasAllScopes(held, route.scopes)
+}

@@ -1,0 +1,281 @@
+import type { TSchema } from '@sinclair/typebox'
+import { t } from 'elysia'
+import type { AuthContext } from '../../platform/auth.ts'
+import type { Platform, RequestState } from '../../platform/context.ts'
+import { canonicalJson } from '../../platform/json.ts'
+import { type Invocation, invoke } from '../../platform/pipeline.ts'
+import type { AnyRoute } from '../../platform/route.ts'
+import { mayCall } from '../../platform/scopes.ts'
+import { entityVersion } from '../changes/feed.ts'
+import { checkConfirmToken, issueConfirmToken } from './confirm.ts'
+
+/**
+ * The agent tools (CONTRACT §17). Each is one REST operation underneath, run by `invoke`
+ * through the same checks, handler and transaction as over HTTP: no rule lives here twice.
+ * A tool's input schema is its route's (query, path and body schemas merged); its result
+ * carries the REST response body as structured content, plus the same JSON as compact text.
+ */
+
+export interface ToolCall {
+  platform: Platform
+  state: RequestState
+  auth: AuthContext
+}
+
+export interface ToolResult {
+  /** The REST status (an error ≥ 400 becomes an MCP tool error carrying the problem). */
+  status: number
+  /** The REST body, parsed: what `structuredContent` carries. */
+  body: Record<string, unknown>
+  /** One line ahead of the JSON text, for agents that read text. */
+  summary?: string
+}
+
+export interface ToolSpec {
+  name: string
+  title: string
+  description: string
+  /** The routes it runs: the tool is listed only for a key that may call all of them. */
+  routes: AnyRoute[]
+  input: TSchema
+  readOnly: boolean
+  destructive: boolean
+  run(call: ToolCall, args: Record<string, unknown>): ToolResult
+}
+
+const SIGN_CONVENTION = 'Amounts are exact decimals (up to 8 places): a positive amount is an expense (money out of the account), a negative amount is income.'
+const LIST_NOTE = 'Returns at most `limit` items (default 50) and a `nextCursor`; pass it back as `cursor` for the next page while `hasMore` is true.'
+
+function routeOf(routes: readonly AnyRoute[], operationId: string): AnyRoute {
+  const route = routes.find((candidate) => candidate.operationId === operationId)
+  if (!route) throw new Error(`no route ${operationId} for an MCP tool`)
+  return route
+}
+
+/** The properties of several object schemas as one object schema (path id + body, query + …). */
+function merged(...schemas: (TSchema | undefined)[]): TSchema {
+  const properties: Record<string, TSchema> = {}
+  for (const schema of schemas) Object.assign(properties, (schema as { properties?: Record<string, TSchema> } | undefined)?.properties ?? {})
+  return t.Object(properties, { additionalProperties: false })
+}
+
+function pick(args: Record<string, unknown>, schema: TSchema | undefined): Record<string, unknown> | undefined {
+  const names = Object.keys((schema as { properties?: object } | undefined)?.properties ?? {})
+  if (names.length === 0) return undefined
+  const out: Record<string, unknown> = {}
+  for (const name of names) if (args[name] !== undefined) out[name] = args[name]
+  return out
+}
+
+/** Everything in `args` that is not a path parameter: the body, unknown fields included (the route refuses them). */
+function bodyOf(args: Record<string, unknown>, params: TSchema | undefined, extra: string[] = []): Record<string, unknown> {
+  const skip = new Set([...Object.keys((params as { properties?: object } | undefined)?.properties ?? {}), ...extra])
+  return Object.fromEntries(Object.entries(args).filter(([name]) => !skip.has(name)))
+}
+
+function run(call: ToolCall, route: AnyRoute, invocation: Invocation): ToolResult {
+  const outcome = invoke(call.platform, route, call.state, call.auth, invocation)
+  return { status: outcome.status, body: JSON.parse(outcome.body) as Record<string, unknown> }
+}
+
+/** A tool that is one route, its arguments split into path, query and body as the route declares them. */
+function direct(routes: readonly AnyRoute[], name: string, operationId: string, title: string, description: string, options: { listLimit?: number } = {}): ToolSpec {
+  const route = routeOf(routes, operationId)
+  const isWrite = route.method === 'POST' || route.method === 'PATCH'
+  return {
+    name,
+    title,
+    description,
+    routes: [route],
+    input: merged(route.params, route.query, route.body),
+    readOnly: route.method === 'GET',
+    destructive: false,
+    run(call, args) {
+      const query = pick(args, route.query)
+      if (options.listLimit !== undefined && query && query.limit === undefined) query.limit = options.listLimit
+      const params = pick(args, route.params) as Record<string, string> | undefined
+      return run(call, route, { params, query, body: isWrite ? bodyOf(args, route.params) : undefined })
+    },
+  }
+}
+
+const ConfirmToken = t.Optional(t.String({ description: 'the confirmToken from this tool’s plan; without it the tool only plans' }))
+
+/**
+ * Two steps for what cannot be undone (delete) or should be looked at first (archive): the
+ * first call reads the target and returns a plan with a confirmToken; a second call with the
+ * token acts, unless the target changed since (the token is then refused; ask for a new plan).
+ */
+function confirmed(
+  routes: readonly AnyRoute[],
+  spec: { name: string; title: string; description: string; read: string; act: string; idParam: string; resource: 'transaction' | 'account'; plan: string },
+): ToolSpec {
+  const read = routeOf(routes, spec.read)
+  const act = routeOf(routes, spec.act)
+  return {
+    name: spec.name,
+    title: spec.title,
+    description: spec.description,
+    routes: [read, act],
+    input: merged(act.params, t.Object({ confirmToken: ConfirmToken })),
+    readOnly: false,
+    destructive: true,
+    run(call, args) {
+      const id = args[spec.idParam]
+      const params = { [spec.idParam]: typeof id === 'string' ? id : '' }
+      const ownerId = call.auth.subject.id
+      const version = () => entityVersion(call.platform.tenants.get(ownerId), spec.resource, params[spec.idParam] as string)
+      const token = args.confirmToken
+      if (typeof token !== 'string') {
+        const current = run(call, read, { params })
+        if (current.status >= 400) return current
+        const issued = issueConfirmToken(ownerId, spec.name, params[spec.idParam] as string, version())
+        return {
+          status: 200,
+          body: { plan: spec.plan, target: current.body.data, ...issued },
+          summary: `Plan only, nothing changed. ${spec.plan} To go ahead, call ${spec.name} again with confirmToken within 5 minutes.`,
+        }
+      }
+      const check = checkConfirmToken(token, ownerId, spec.name, params[spec.idParam] as string, version())
+      if (check !== 'ok') return refusedToken(call, spec.name, check)
+      return run(call, act, { params })
+    },
+  }
+}
+
+function refusedToken(call: ToolCall, tool: string, why: 'expired' | 'stale'): ToolResult {
+  const detail =
+    why === 'expired'
+      ? `confirmToken: expired (valid 5 minutes); call ${tool} without confirmToken for a new plan`
+      : `confirmToken: not valid for this target as it is now (it changed since the plan, or the token is for another call); call ${tool} without confirmToken for a new plan`
+  return {
+    status: 409,
+    body: { type: 'urn:pfin:problem:confirmation_required', title: 'Confirmation required', detail, status: 409, code: 'confirmation_required', request_id: call.state.requestId },
+  }
+}
+
+/** import_transactions: a dry run first (with a token when every item passes), the real batch only with that token. */
+function importTool(routes: readonly AnyRoute[]): ToolSpec {
+  const route = routeOf(routes, 'importTransactions')
+  const properties = (route.body as { properties: Record<string, TSchema> }).properties
+  return {
+    name: 'import_transactions',
+    title: 'Import transactions (dry run, then confirm)',
+    description:
+      `Upserts up to 500 transactions by your externalId, all or nothing. ${SIGN_CONVENTION} Without confirmToken this is a dry run: it reports what each item would do (created, updated, unchanged, skipped_deleted) or its errors, writes nothing, and returns a confirmToken when every item passes. Call again with the same items and that confirmToken to import.`,
+    routes: [route],
+    input: t.Object({ items: properties.items as TSchema, ifDeleted: properties.ifDeleted as TSchema, confirmToken: ConfirmToken }, { additionalProperties: false }),
+    readOnly: false,
+    destructive: false,
+    run(call, args) {
+      const { confirmToken, ...rest } = args
+      const batch = { items: rest.items, ...(rest.ifDeleted === undefined ? {} : { ifDeleted: rest.ifDeleted }) }
+      const digest = new Bun.CryptoHasher('sha256').update(canonicalJson(batch)).digest('base64url')
+      const ownerId = call.auth.subject.id
+      if (typeof confirmToken !== 'string') {
+        const dry = run(call, route, { body: { ...batch, dryRun: true } })
+        if (dry.status >= 400) return dry
+        const failed = (dry.body.summary as { failed?: number } | undefined)?.failed ?? 0
+        if (failed > 0) return { ...dry, summary: `Dry run: ${failed} item(s) would fail; nothing was written. Fix them and run the dry run again.` }
+        const issued = issueConfirmToken(ownerId, 'import_transactions', digest, 'items')
+        return {
+          status: 200,
+          body: { ...dry.body, ...issued },
+          summary: 'Dry run only, nothing written. To import, call import_transactions again with the same items and this confirmToken within 5 minutes.',
+        }
+      }
+      const check = checkConfirmToken(confirmToken, ownerId, 'import_transactions', digest, 'items')
+      if (check !== 'ok') return refusedToken(call, 'import_transactions', check)
+      return run(call, route, { body: batch })
+    },
+  }
+}
+
+/** update_transaction: PATCH with the id beside the fields. */
+function updateTool(routes: readonly AnyRoute[]): ToolSpec {
+  const tool = direct(routes, 'update_transaction', 'updateTransaction', 'Change a transaction', '')
+  return {
+    ...tool,
+    description: `Changes the fields you send of one transaction (by its id); balances and payee totals follow. ${SIGN_CONVENTION} Send null to clear a nullable field.`,
+  }
+}
+
+/** Every tool, in the order `tools/list` shows them. */
+export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
+  return [
+    direct(
+      routes,
+      'get_context',
+      'getAgentContext',
+      'Read the owner’s context',
+      `Read this first. The profile, accounts, categories, most-used payees and newest transactions in one consistent snapshot. ${SIGN_CONVENTION}`,
+    ),
+    direct(routes, 'list_accounts', 'listAccounts', 'List accounts', `Accounts, oldest first, with current balances. ${LIST_NOTE}`, { listLimit: 50 }),
+    direct(routes, 'list_categories', 'listCategories', 'List categories', `System and custom categories. ${LIST_NOTE}`, { listLimit: 50 }),
+    direct(routes, 'find_payees', 'listPayees', 'Find payees', `Payees whose name or alias contains \`q\` (case- and accent-insensitive). ${LIST_NOTE}`, {
+      listLimit: 50,
+    }),
+    direct(
+      routes,
+      'search_transactions',
+      'listTransactions',
+      'Search transactions',
+      `Transactions, newest first, filtered by account, category, payee, date range or externalId. ${SIGN_CONVENTION} ${LIST_NOTE}`,
+      { listLimit: 50 },
+    ),
+    direct(routes, 'get_transaction', 'getTransaction', 'Get a transaction', `One transaction by id. ${SIGN_CONVENTION}`),
+    direct(
+      routes,
+      'get_changes',
+      'listChanges',
+      'What changed since a cursor',
+      'Changes since `cursor` (absent: from the beginning), deletions included (`op: "delete"`), each entity once at its latest state. Store `nextCursor`; call again while `hasMore`. A `cursor_expired` error means: call again without cursor.',
+      { listLimit: 50 },
+    ),
+    direct(
+      routes,
+      'upsert_account',
+      'upsertAccount',
+      'Create or update an account',
+      'Creates the account with your externalId, or updates the one that has it: calling again with the same input changes nothing. `balance` is set outright.',
+    ),
+    direct(routes, 'upsert_category', 'upsertCategory', 'Create or update a category', 'Creates or updates a custom category by your externalId; safe to repeat.'),
+    direct(routes, 'upsert_payee', 'upsertPayee', 'Create or update a payee', 'Creates or updates a payee by your externalId; safe to repeat.'),
+    direct(
+      routes,
+      'upsert_transaction',
+      'upsertTransaction',
+      'Create or update a transaction',
+      `Creates the transaction with your externalId, or updates the one that has it: calling again with the same input changes nothing. ${SIGN_CONVENTION} Use payeeName to find or create the payee by name.`,
+    ),
+    updateTool(routes),
+    importTool(routes),
+    confirmed(routes, {
+      name: 'delete_transaction',
+      title: 'Delete a transaction (plan, then confirm)',
+      description:
+        'Deletes one transaction permanently and reverses its effect on balances and payee totals. Without confirmToken it only returns the transaction and a confirmToken (valid 5 minutes, void if the transaction changes); call again with it to delete.',
+      read: 'getTransaction',
+      act: 'deleteTransaction',
+      idParam: 'transactionId',
+      resource: 'transaction',
+      plan: 'The transaction below will be deleted permanently; its effect on balances and payee totals will be reversed.',
+    }),
+    confirmed(routes, {
+      name: 'archive_account',
+      title: 'Archive an account (plan, then confirm)',
+      description:
+        'Archives one account (it stays readable with its transactions; lists hide it by default). Without confirmToken it only returns the account and a confirmToken (valid 5 minutes, void if the account changes); call again with it to archive.',
+      read: 'getAccount',
+      act: 'archiveAccount',
+      idParam: 'accountId',
+      resource: 'account',
+      plan: 'The account below will be archived; its balance and transactions stay as they are.',
+    }),
+  ]
+}
+
+/** Whether the key may use the tool: it may call every route the tool runs. */
+export function allowed(tool: ToolSpec, auth: AuthContext): boolean {
+  return tool.routes.every((route) => mayCall(auth.principal.scopes, route))
+}
