@@ -4,6 +4,7 @@ import { DataDirError, makeNewFilesPrivate } from '../db/data-dir.ts'
 import { TenantRegistry } from '../db/tenant/registry.ts'
 import { UsageError } from './args.ts'
 import { keyCommand } from './key.ts'
+import { mcpBridge } from './mcp.ts'
 import { createOutput } from './output.ts'
 import { ownerCommand } from './owner.ts'
 import { StartupError } from '../server.ts'
@@ -19,6 +20,7 @@ Usage:
   pfin key create --owner ID [--scopes s1,s2 | --all-scopes] [--name LABEL] [--expires-in 30d]
   pfin key list --owner ID
   pfin key revoke KEY_ID
+  pfin mcp                                     MCP over stdio for desktop agents: forwards to PFIN_URL with PFIN_API_KEY
 
 Every admin command accepts --json and then prints exactly one JSON object.
 Configuration comes from the environment (PORT, HOST, DATA_DIR, …); see the README.`
@@ -29,6 +31,7 @@ export async function runCli(argv: string[]): Promise<number> {
   makeNewFilesPrivate()
   try {
     if (group === 'serve' || group === undefined) return await serve()
+    if (group === 'mcp') return await mcpBridge()
     if (group === 'help' || group === '--help' || group === '-h') {
       console.log(HELP)
       return 0

@@ -1,0 +1,125 @@
+import { UsageError } from './args.ts'
+
+/**
+ * `pfin mcp`: a stdio bridge for desktop agents (CONTRACT §17). It reads MCP messages from
+ * stdin, one JSON-RPC message per line, forwards each to `PFIN_URL/mcp` with the key in
+ * `PFIN_API_KEY`, and writes the answers to stdout, one per line. It keeps no state of its own
+ * but the protocol version the server agreed on, which later requests carry as a header.
+ * Logs go to stderr: stdout belongs to the protocol.
+ */
+export async function mcpBridge(env: Record<string, string | undefined> = process.env): Promise<number> {
+  const key = env.PFIN_API_KEY?.trim()
+  if (!key) throw new UsageError('PFIN_API_KEY must hold the API key the agent may use (see: key create)')
+  let endpoint: URL
+  try {
+    endpoint = new URL('/mcp', env.PFIN_URL?.trim() || 'http://127.0.0.1:3000')
+  } catch {
+    throw new UsageError(`PFIN_URL must be the server's URL, such as http://127.0.0.1:3000 (got "${env.PFIN_URL}")`)
+  }
+  const bridge = new Bridge(endpoint, key)
+  const pending = new Set<Promise<void>>()
+  let buffered = ''
+  const decoder = new TextDecoder()
+  for await (const chunk of Bun.stdin.stream()) {
+    buffered += decoder.decode(chunk, { stream: true })
+    let newline = buffered.indexOf('\n')
+    while (newline >= 0) {
+      const line = buffered.slice(0, newline).trim()
+      buffered = buffered.slice(newline + 1)
+      if (line) {
+        const task = bridge.forward(line).finally(() => pending.delete(task))
+        pending.add(task)
+      }
+      newline = buffered.indexOf('\n')
+    }
+  }
+  await Promise.all(pending)
+  return 0
+}
+
+type Message = { jsonrpc?: string; id?: string | number | null; method?: string; result?: { protocolVersion?: unknown } }
+
+class Bridge {
+  private protocolVersion: string | undefined
+
+  constructor(
+    private readonly endpoint: URL,
+    private readonly key: string,
+  ) {}
+
+  async forward(line: string): Promise<void> {
+    let message: Message
+    try {
+      message = JSON.parse(line) as Message
+    } catch {
+      this.write({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: a line on stdin is not JSON' } })
+      return
+    }
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    }
+    if (this.protocolVersion) headers['mcp-protocol-version'] = this.protocolVersion
+    let response: Response
+    try {
+      response = await fetch(this.endpoint, { method: 'POST', headers, body: line })
+    } catch (error) {
+      this.fail(message, -32000, `pfin at ${this.endpoint.origin} cannot be reached: ${error instanceof Error ? error.message : String(error)}`)
+      return
+    }
+    const type = response.headers.get('content-type') ?? ''
+    const text = await response.text()
+    if (type.startsWith('application/problem+json')) {
+      // The gate refused the request (key, rate limit, tier, Origin): an error for this request.
+      const problem = safeParse(text) as { code?: string; detail?: string } | undefined
+      this.fail(message, -32000, problem ? `${problem.code}: ${problem.detail}` : `HTTP ${response.status}`)
+      return
+    }
+    const answers = type.startsWith('text/event-stream') ? eventData(text) : text.trim() ? [text] : []
+    for (const answer of answers) {
+      const parsed = safeParse(answer) as Message | Message[] | undefined
+      if (parsed === undefined) continue
+      for (const item of Array.isArray(parsed) ? parsed : [parsed]) {
+        const version = item.result?.protocolVersion
+        if (typeof version === 'string') this.protocolVersion = version
+        this.write(item)
+      }
+    }
+  }
+
+  private fail(message: Message, code: number, text: string): void {
+    // Notifications get no answer, not even an error.
+    if (message.id === undefined) {
+      console.error(`pfin mcp: ${text}`)
+      return
+    }
+    this.write({ jsonrpc: '2.0', id: message.id, error: { code, message: text } })
+  }
+
+  private write(message: unknown): void {
+    process.stdout.write(`${JSON.stringify(message)}\n`)
+  }
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** The `data:` payloads of a server-sent event stream, one per event. */
+function eventData(stream: string): string[] {
+  return stream
+    .split(/\r?\n\r?\n/)
+    .map((event) =>
+      event
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n'),
+    )
+    .filter(Boolean)
+}
