@@ -16,6 +16,10 @@ export interface Config {
   tombstoneRetentionDays: number
   /** Browser origins allowed to call /mcp (requests without an Origin header are not browsers'). */
   mcpAllowedOrigins: string[]
+  /** Where scheduled backups go; null: no scheduled backups. */
+  backupDir: string | null
+  backupIntervalHours: number
+  backupKeep: number
 }
 
 export class ConfigError extends Error {}
@@ -47,5 +51,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       .split(',')
       .map((origin) => origin.trim().replace(/\/+$/, ''))
       .filter(Boolean),
+    backupDir: env.BACKUP_DIR?.trim() ? resolve(env.BACKUP_DIR.trim()) : null,
+    backupIntervalHours: intFrom(env, 'BACKUP_INTERVAL_HOURS', 24, 1),
+    backupKeep: intFrom(env, 'BACKUP_KEEP', 7, 1),
   }
 }

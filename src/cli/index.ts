@@ -3,6 +3,8 @@ import { ControlStore } from '../db/control/store.ts'
 import { DataDirError, makeNewFilesPrivate } from '../db/data-dir.ts'
 import { TenantRegistry } from '../db/tenant/registry.ts'
 import { UsageError } from './args.ts'
+import { BackupError } from '../ops/backup.ts'
+import { backupCommand, restoreCommand } from './backup.ts'
 import { keyCommand } from './key.ts'
 import { mcpBridge } from './mcp.ts'
 import { createOutput } from './output.ts'
@@ -20,6 +22,9 @@ Usage:
   pfin key create --owner ID [--scopes s1,s2 | --all-scopes] [--name LABEL] [--expires-in 30d]
   pfin key list --owner ID
   pfin key revoke KEY_ID
+  pfin backup --out DIR                        consistent, verified copy of every database (safe while serving)
+  pfin backup verify DIR                       re-check a backup against its manifest
+  pfin restore --from DIR [--owner ID]         put a backup back (the server must be stopped)
   pfin mcp                                     MCP over stdio for desktop agents: forwards to PFIN_URL with PFIN_API_KEY
 
 Every admin command accepts --json and then prints exactly one JSON object.
@@ -32,6 +37,11 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     if (group === 'serve' || group === undefined) return await serve()
     if (group === 'mcp') return await mcpBridge()
+    if (group === 'backup' || group === 'restore') {
+      const json = argv.includes('--json')
+      const ctx = { dataDir: loadConfig().dataDir, out: createOutput(json), json }
+      return group === 'backup' ? await backupCommand(ctx, argv.slice(1)) : await restoreCommand(ctx, argv.slice(1))
+    }
     if (group === 'help' || group === '--help' || group === '-h') {
       console.log(HELP)
       return 0
@@ -54,7 +64,7 @@ export async function runCli(argv: string[]): Promise<number> {
       console.error(`pfin: ${error.message}`)
       return 2
     }
-    if (error instanceof StartupError || error instanceof DataDirError) {
+    if (error instanceof StartupError || error instanceof DataDirError || error instanceof BackupError) {
       console.error(`pfin: ${error.message}`)
       return 1
     }

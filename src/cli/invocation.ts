@@ -1,7 +1,7 @@
 import { isAbsolute, relative } from 'node:path'
 
 /** True inside a `bun build --compile` binary, whose entry point lives in Bun's embedded file system. */
-function isCompiledBinary(): boolean {
+export function isCompiledBinary(): boolean {
   return Bun.main.startsWith('/$bunfs/') || Bun.main.startsWith('B:/~BUN/')
 }
 
@@ -13,4 +13,9 @@ export function adminCommand(): string {
   if (!isCompiledBinary()) return 'bun run admin'
   const path = relative(process.cwd(), process.execPath)
   return path.startsWith('..') || isAbsolute(path) ? process.execPath : `./${path}`
+}
+
+/** The argv that runs this same program again (another admin command from the server). */
+export function selfCommand(): string[] {
+  return isCompiledBinary() ? [process.execPath] : [process.execPath, Bun.main]
 }

@@ -1,5 +1,6 @@
 import { loadConfig } from '../config.ts'
 import { closePlatform, createApp, createPlatform, listen, startMaintenance } from '../server.ts'
+import { scheduleBackups } from '../ops/schedule.ts'
 import { adminCommand } from './invocation.ts'
 
 /** Signals that stop the server gracefully. SIGHUP too: a closed terminal or a service manager's reload must not lose counts. */
@@ -23,6 +24,7 @@ export async function serve(): Promise<number> {
     throw error
   }
   const stopMaintenance = startMaintenance(platform)
+  const stopBackups = scheduleBackups(config, (message) => console.error(`pfin: ${message}`))
   const stopped = new Promise<number>((resolve) => {
     let stopping = false
     const stop = async (signal: string) => {
@@ -38,6 +40,7 @@ export async function serve(): Promise<number> {
       await server.stop(true)
       let code = 0
       try {
+        stopBackups()
         stopMaintenance()
         closePlatform(platform)
       } catch (error) {

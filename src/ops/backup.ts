@@ -1,0 +1,149 @@
+import { Database } from 'bun:sqlite'
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
+import packageJson from '../../package.json' with { type: 'json' }
+import { makeDatabasePrivate } from '../db/data-dir.ts'
+import { isId } from '../platform/ids.ts'
+
+/**
+ * Backups of a whole DATA_DIR (CONTRACT §18): a consistent copy of every database made through
+ * SQLite (`VACUUM INTO`, safe while the server writes), each checked with `integrity_check`,
+ * and a manifest with sizes and SHA-256 sums. A backup is written under a temporary name and
+ * renamed into place when complete, so a crash never leaves a half backup that looks whole.
+ *
+ * control.db is copied first, then the owners: every answer the control copy remembers was
+ * committed before any owner file was copied, so a restore can never tell a retry "done" for
+ * a write the restored owner file lacks (a later write is in the owner file's own record).
+ */
+
+export const MANIFEST = 'manifest.json'
+export const FORMAT = 'pfin-backup/1'
+
+export interface ManifestFile {
+  /** Relative to the backup folder: `control.db` or `tenants/<ownerId>.db`. */
+  path: string
+  bytes: number
+  sha256: string
+  ownerId: string | null
+  /** When the copy was taken (epoch ms): newer idempotency records are dropped on restore. */
+  copiedAt: number
+}
+
+export interface Manifest {
+  format: typeof FORMAT
+  pfinVersion: string
+  createdAt: number
+  owners: string[]
+  files: ManifestFile[]
+}
+
+/** A backup, a manifest or a restore cannot go ahead; the message says why. */
+export class BackupError extends Error {}
+
+type Progress = (message: string) => void
+
+const sha256 = async (path: string) => new Bun.CryptoHasher('sha256').update(await Bun.file(path).arrayBuffer()).digest('hex')
+
+/** `PRAGMA integrity_check` through a read-only connection: the whole file, not just a quick look. */
+export function integrityProblems(path: string): string[] {
+  let db: Database | undefined
+  try {
+    db = new Database(path, { readonly: true })
+    const rows = db.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all()
+    return rows.length === 1 && rows[0]?.integrity_check === 'ok' ? [] : rows.slice(0, 5).map((row) => row.integrity_check)
+  } catch (error) {
+    return [error instanceof Error ? error.message : String(error)]
+  } finally {
+    db?.close(true)
+  }
+}
+
+/** A consistent copy of a live database into `target`, made by SQLite itself. */
+function copyDatabase(source: string, target: string): void {
+  const db = new Database(source, { readonly: true })
+  try {
+    db.run('PRAGMA busy_timeout = 10000')
+    db.run('VACUUM INTO ?', [target])
+  } finally {
+    db.close(true)
+  }
+  makeDatabasePrivate(target)
+}
+
+export function ownerFiles(dataDir: string): string[] {
+  const dir = join(dataDir, 'tenants')
+  if (!existsSync(dir)) return []
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.db') && isId('own', name.slice(0, -3)))
+    .map((name) => name.slice(0, -3))
+    .sort()
+}
+
+/** Takes a backup of `dataDir` into `out`, which must not exist yet. */
+export async function backup(dataDir: string, out: string, progress: Progress = () => {}): Promise<{ out: string; owners: number; bytes: number }> {
+  const target = resolve(out)
+  if (existsSync(target)) throw new BackupError(`${target} already exists; choose a new folder for the backup`)
+  if (!existsSync(join(dataDir, 'control.db'))) throw new BackupError(`no pfin data in ${dataDir} (DATA_DIR): control.db is missing`)
+  mkdirSync(dirname(target), { recursive: true, mode: 0o700 })
+  const partial = join(dirname(target), `.${basename(target)}.partial-${process.pid}`)
+  rmSync(partial, { recursive: true, force: true })
+  mkdirSync(join(partial, 'tenants'), { recursive: true, mode: 0o700 })
+  try {
+    const createdAt = Date.now()
+    const files: ManifestFile[] = []
+    const owners = ownerFiles(dataDir)
+    const entries = [{ path: 'control.db', ownerId: null }, ...owners.map((id) => ({ path: `tenants/${id}.db`, ownerId: id }))]
+    for (const [index, entry] of entries.entries()) {
+      progress(`copying ${entry.path} (${index + 1}/${entries.length})`)
+      const copiedAt = Date.now()
+      const copy = join(partial, entry.path)
+      copyDatabase(join(dataDir, entry.path), copy)
+      const problems = integrityProblems(copy)
+      if (problems.length > 0) throw new BackupError(`the copy of ${entry.path} fails integrity_check: ${problems.join('; ')}`)
+      files.push({ path: entry.path, bytes: statSync(copy).size, sha256: await sha256(copy), ownerId: entry.ownerId, copiedAt })
+    }
+    const manifest: Manifest = { format: FORMAT, pfinVersion: packageJson.version, createdAt, owners, files }
+    await Bun.write(join(partial, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`)
+    renameSync(partial, target)
+    return { out: target, owners: owners.length, bytes: files.reduce((sum, file) => sum + file.bytes, 0) }
+  } catch (error) {
+    rmSync(partial, { recursive: true, force: true })
+    throw error
+  }
+}
+
+export async function readManifest(dir: string): Promise<Manifest> {
+  const path = join(resolve(dir), MANIFEST)
+  if (!existsSync(path)) throw new BackupError(`${dir} is not a pfin backup: ${MANIFEST} is missing`)
+  let manifest: Manifest
+  try {
+    manifest = JSON.parse(await Bun.file(path).text()) as Manifest
+  } catch {
+    throw new BackupError(`${path} is not valid JSON`)
+  }
+  if (manifest.format !== FORMAT || !Array.isArray(manifest.files)) throw new BackupError(`${path} is not a ${FORMAT} manifest`)
+  for (const file of manifest.files) {
+    const ownerOk = file.ownerId === null ? file.path === 'control.db' : isId('own', file.ownerId) && file.path === `tenants/${file.ownerId}.db`
+    if (!ownerOk) throw new BackupError(`${path} lists an unexpected file ${JSON.stringify(file.path)}`)
+  }
+  return manifest
+}
+
+/** Every file against the manifest (present, size, SHA-256) and SQLite's integrity check. */
+export async function verifyBackup(dir: string, progress: Progress = () => {}): Promise<{ manifest: Manifest; problems: string[] }> {
+  const manifest = await readManifest(dir)
+  const problems: string[] = []
+  for (const [index, file] of manifest.files.entries()) {
+    progress(`checking ${file.path} (${index + 1}/${manifest.files.length})`)
+    const path = join(resolve(dir), file.path)
+    if (!existsSync(path)) {
+      problems.push(`${file.path}: missing`)
+      continue
+    }
+    if (statSync(path).size !== file.bytes) problems.push(`${file.path}: ${statSync(path).size} bytes, the manifest says ${file.bytes}`)
+    else if ((await sha256(path)) !== file.sha256) problems.push(`${file.path}: SHA-256 differs from the manifest`)
+    else problems.push(...integrityProblems(path).map((problem) => `${file.path}: ${problem}`))
+  }
+  if (!manifest.files.some((file) => file.path === 'control.db')) problems.push('control.db: not in the manifest')
+  return { manifest, problems }
+}
