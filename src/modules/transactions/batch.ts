@@ -34,6 +34,19 @@ function itemSchemaError(error: ValueError): BatchItemErrorOut {
   return { field, code: 'validation_failed', detail: expectation(error.schema) }
 }
 
+/**
+ * All of an item's schema errors, one per field: TypeBox reports a missing field twice (required,
+ * then the type of the absent value), and a request alone would name each field once.
+ */
+function itemSchemaErrors(errors: Iterable<ValueError>): BatchItemErrorOut[] {
+  const byField = new Map<string | null, BatchItemErrorOut>()
+  for (const error of errors) {
+    const out = itemSchemaError(error)
+    if (!byField.has(out.field)) byField.set(out.field, out)
+  }
+  return [...byField.values()]
+}
+
 /** A service error's detail split into the item field it names (`amount must …`, `accountId: …`) and the rest. */
 function itemRuleError(error: ApiError): BatchItemErrorOut {
   const match = /^([A-Za-z]\w*)(?::\s*|\s+)([\s\S]*)$/.exec(error.detail)
@@ -163,7 +176,7 @@ function dryRun(tenant: Tenant, country: string | null, items: readonly unknown[
       for (const [index, item] of items.entries()) {
         const externalId = externalIdOf(item)
         if (!check.Check(item)) {
-          results.push({ index, externalId, operation: null, data: null, errors: [...check.Errors(item)].map(itemSchemaError) })
+          results.push({ index, externalId, operation: null, data: null, errors: itemSchemaErrors(check.Errors(item)) })
           continue
         }
         run('SAVEPOINT batch_item')
