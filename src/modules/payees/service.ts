@@ -129,6 +129,8 @@ export function upsertPayee(tenant: Tenant, country: string | null, body: PayeeU
 /** The payee a transaction's `payeeName` means: same normalized name, else an alias, else a new payee. */
 export function resolvePayeeName(tenant: Tenant, name: string): PayeeRow {
   const normalized = normalizeName(name)
+  // Named after the transaction's field: the payee's own `name` is not in the request.
+  if (!normalized) throw new ApiError('validation_failed', 'payeeName must contain letters or digits, not only marks or spaces')
   return findPayeeByNormalizedName(tenant, normalized) ?? findPayeeByAlias(tenant, normalized) ?? createPayee(tenant, null, { name })
 }
 
