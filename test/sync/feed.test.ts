@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs'
 import { migrations } from '../../drizzle/tenant/manifest.ts'
 import { renewEpoch } from '../../src/modules/changes/feed.ts'
 import { expectProblem, startTestServer, startUnthrottledServer, type TestServer } from '../support/harness.ts'
-import { cursorParts, drain, expectSameState, feedPath, type Json, listedState, makeCursor, newClient } from './helpers.ts'
+import { cursorParts, drain, expectSameState, feedPath, type Json, listedState, makeCursor, newClient, pullPage } from './helpers.ts'
 
 /**
  * GET /v1/changes (CONTRACT §15) case by case, over a real server: tombstones, writes that
@@ -184,6 +184,38 @@ describe('what the feed records', () => {
     const rest = await drain(server, key, client, 2)
     expect(rest.map((c: Json) => c.id)).toEqual([ids[2], ids[3], ids[4], ids[0]])
     expect(rest[3].data.name).toBe('renamed')
+  })
+
+  test('a client paging while others write concurrently ends with exactly what the lists return', async () => {
+    const { key } = await server.owner()
+    const accounts = await Promise.all(['A', 'B', 'C'].map((name) => ok(key, 'POST', '/v1/accounts', { name, type: 'bank', balance: 100, currency: 'EUR' })))
+    let writing = true
+    const writer = async (stream: number) => {
+      const mine: string[] = []
+      for (let n = 0; n < 40; n++) {
+        const account = accounts[(stream + n) % 3].id
+        if (n % 7 === 6 && mine.length) await ok(key, 'DELETE', `/v1/transactions/${mine.shift()}`)
+        else if (n % 5 === 4 && mine.length) await ok(key, 'PATCH', `/v1/transactions/${mine[0]}`, { amount: n, payeeName: `P${n % 3}` })
+        else {
+          const res = await server.request('POST', '/v1/transactions/upsert', { key, body: { externalId: `s${stream}-${n % 25}`, accountId: account, amount: n + 0.5, date: '2026-01-01', payeeName: `P${n % 4}` } })
+          expect([200, 201]).toContain(res.status)
+          if (!mine.includes(res.json.data.id)) mine.push(res.json.data.id)
+        }
+      }
+    }
+    const client = newClient()
+    const reader = (async () => {
+      while (writing) await pullPage(server, key, client, 1 + (client.pages % 4))
+    })()
+    try {
+      await Promise.all([0, 1, 2, 3].map(writer))
+    } finally {
+      writing = false
+      await reader
+    }
+    await drain(server, key, client, 3)
+    expectSameState(client.copy, await listedState(server, key))
+    expect(client.pages).toBeGreaterThan(10)
   })
 
   test('query parameters are checked: limit 1–500, known resources, an absent cursor starts from the beginning', async () => {
