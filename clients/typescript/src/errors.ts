@@ -1,4 +1,4 @@
-import type { components } from './schema.ts'
+import type { components } from './schema.js'
 
 /** The problem `code`s the server sends (CONTRACT §6, and §17's `origin_not_allowed`), as the generated Problem schema lists them. */
 export type ProblemCode = components['schemas']['Problem']['code']

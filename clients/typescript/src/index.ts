@@ -8,16 +8,17 @@
  * decimal money.
  */
 import createClient, { type Client, type MaybeOptionalInit } from 'openapi-fetch'
-import { stringifyExact } from './decimals.ts'
-import { PfinError } from './errors.ts'
-import { createTransport, type FetchLike, type RetryEvent, type RetryOptions, retryOptions } from './transport.ts'
-import type { ChangeResource, ChangesPage, ClientPaths, ListItem, ListPath, ListQuery, Model } from './types.ts'
+import { stringifyExact } from './decimals.js'
+import { PfinError } from './errors.js'
+import { createTransport, type FetchLike, type RetryEvent, type RetryOptions, retryOptions } from './transport.js'
+import type { paths } from './schema.js'
+import type { ChangeResource, ChangesPage, ClientPaths, ListItem, ListPath, ListQuery, Model } from './types.js'
 
-export { MONEY_FIELDS, type MoneyField, parseExact, quoteMoneyNumbers, stringifyExact } from './decimals.ts'
-export { isPfinError, PfinError, type PfinErrorCode, PROBLEM_CODES, type ProblemCode } from './errors.ts'
-export type { components, operations, paths } from './schema.ts'
-export type { FetchLike, RetryEvent, RetryOptions } from './transport.ts'
-export type { Change, ChangeResource, ChangesPage, ClientPaths, ListItem, ListPath, ListQuery, Model, WithExactMoney } from './types.ts'
+export { MONEY_FIELDS, type MoneyField, parseExact, quoteMoneyNumbers, stringifyExact } from './decimals.js'
+export { isPfinError, PfinError, type PfinErrorCode, PROBLEM_CODES, type ProblemCode } from './errors.js'
+export type { components, operations, paths } from './schema.js'
+export type { FetchLike, RetryEvent, RetryOptions } from './transport.js'
+export type { Change, ChangeResource, ChangesPage, ClientPaths, ListItem, ListPath, ListQuery, Model, WithExactMoney } from './types.js'
 
 export interface PfinClientOptions<Exact extends boolean = false> {
   /** Where pfin answers, e.g. `https://pfin.example.org` (without `/v1`). */
@@ -107,7 +108,7 @@ export interface PfinClient<Exact extends boolean = false> {
   patch: BodyMethod<ClientPaths<Exact>, 'patch'>
   delete: BodyMethod<ClientPaths<Exact>, 'delete'>
   /** Every item of a list route, page after page (following `nextCursor`). */
-  paginate<Path extends ListPath<ClientPaths<Exact>>>(
+  paginate<Path extends ListPath<paths>>(
     path: Path,
     options?: PaginateOptions<ListQuery<ClientPaths<Exact>, Path>>,
   ): AsyncGenerator<ListItem<ClientPaths<Exact>, Path>, void, undefined>

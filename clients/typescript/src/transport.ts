@@ -1,5 +1,5 @@
-import { quoteMoneyNumbers } from './decimals.ts'
-import { retryAfterMs } from './errors.ts'
+import { quoteMoneyNumbers } from './decimals.js'
+import { retryAfterMs } from './errors.js'
 
 export type FetchLike = (request: Request) => Promise<Response>
 

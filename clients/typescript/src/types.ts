@@ -3,8 +3,8 @@
  * the Idempotency-Key header becomes optional (the client makes one), and with
  * `exactDecimals` money fields are strings in responses and `string | number` in requests.
  */
-import type { MoneyField } from './decimals.ts'
-import type { components, paths } from './schema.ts'
+import type { MoneyField } from './decimals.js'
+import type { components, paths } from './schema.js'
 
 type Flatten<T> = { [K in keyof T]: T[K] }
 
@@ -49,7 +49,11 @@ type OkBody<O> = O extends { responses: { 200: { content: { 'application/json': 
 
 /** The list routes (`{data, nextCursor, hasMore}` pages), which `paginate` walks. */
 export type ListPath<P> = {
-  [K in keyof P]: K extends '/v1/changes' ? never : OkBody<GetOperation<P, K>> extends { data: unknown[]; nextCursor: string | null; hasMore: boolean } ? K : never
+  [K in keyof P]: K extends '/v1/changes'
+    ? never
+    : P[K] extends { get: { responses: { 200: { content: { 'application/json': { data: unknown[]; nextCursor: string | null; hasMore: boolean } } } } } }
+      ? K
+      : never
 }[keyof P]
 
 /** One item of a list route. */
