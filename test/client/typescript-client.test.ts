@@ -328,6 +328,17 @@ describe('against a real server', () => {
     const gateway = await proxied.get('/v1/me').catch((e) => e)
     expect(gateway).toMatchObject({ status: 502, code: 'unexpected_response', requestId: null })
     expect(gateway.detail).toContain('Bad gateway')
+    // A problem code this client does not know (a newer server) is not passed off as a known one.
+    const newer = createPfinClient({
+      baseUrl: server.url,
+      apiKey: owner.key,
+      fetch: async () =>
+        new Response(JSON.stringify({ type: 'urn:pfin:problem:brand_new', title: 'Brand new', detail: 'x: something new', status: 422, code: 'brand_new', request_id: 'req_1' }), {
+          status: 422,
+          headers: { 'content-type': 'application/problem+json' },
+        }),
+    })
+    expect(await newer.get('/v1/me').catch((e) => e)).toMatchObject({ status: 422, code: 'unexpected_response', detail: 'brand_new: x: something new', requestId: 'req_1', title: 'Brand new' })
   })
 
   test('a retry after a lost response reuses the Idempotency-Key: replayed, one row written', async () => {

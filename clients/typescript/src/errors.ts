@@ -39,7 +39,8 @@ void everyCodeListed
 
 /**
  * `code` of a PfinError: a server problem code, or `unexpected_response` for an error response
- * that is not pfin's problem+json (say, an HTML 502 from a reverse proxy).
+ * that is not pfin's problem+json (say, an HTML 502 from a reverse proxy) or whose code this
+ * version of the client does not know (then `detail` starts with that code).
  */
 export type PfinErrorCode = ProblemCode | 'unexpected_response'
 
@@ -83,7 +84,12 @@ export class PfinError extends Error {
     const retryAfter = retryAfterMs(response.headers.get('retry-after'))
     const common = { status: response.status, response, retryAfter: retryAfter === null ? null : retryAfter / 1000 }
     if (isProblem(body)) {
-      return new PfinError({ ...common, code: body.code, detail: body.detail, title: body.title, type: body.type, requestId: body.request_id || headerId })
+      const requestId = typeof body.request_id === 'string' && body.request_id ? body.request_id : headerId
+      const title = typeof body.title === 'string' ? body.title : undefined
+      const type = typeof body.type === 'string' ? body.type : undefined
+      // A code this client does not know (a newer server): kept in the detail, typed as unexpected.
+      if (!KNOWN.has(body.code)) return new PfinError({ ...common, code: 'unexpected_response', detail: `${body.code}: ${body.detail}`, title, type, requestId })
+      return new PfinError({ ...common, code: body.code as ProblemCode, detail: body.detail, title, type, requestId })
     }
     const text = typeof body === 'string' ? body.trim().slice(0, 200) : body === undefined ? '' : JSON.stringify(body).slice(0, 200)
     return new PfinError({
@@ -96,10 +102,11 @@ export class PfinError extends Error {
   }
 }
 
-function isProblem(body: unknown): body is components['schemas']['Problem'] {
+/** Problem-shaped: a string `code` and `detail` (the other fields are read when present). */
+function isProblem(body: unknown): body is { code: string; detail: string; title?: unknown; type?: unknown; request_id?: unknown } {
   if (typeof body !== 'object' || body === null) return false
   const b = body as Record<string, unknown>
-  return typeof b.code === 'string' && KNOWN.has(b.code) && typeof b.detail === 'string'
+  return typeof b.code === 'string' && typeof b.detail === 'string'
 }
 
 /** Whether `error` is a PfinError (with this code, when given). */
