@@ -12,7 +12,11 @@ export async function mcpBridge(env: Record<string, string | undefined> = proces
   if (!key) throw new UsageError('PFIN_API_KEY must hold the API key the agent may use (see: key create)')
   let endpoint: URL
   try {
-    endpoint = new URL('/mcp', env.PFIN_URL?.trim() || 'http://127.0.0.1:3000')
+    // The server's base URL, kept with its path (a reverse proxy may serve pfin under /pfin); its /mcp given whole works too.
+    endpoint = new URL(env.PFIN_URL?.trim() || 'http://127.0.0.1:3000')
+    endpoint.pathname = `${endpoint.pathname.replace(/\/+$/, '').replace(/\/mcp$/, '')}/mcp`
+    endpoint.search = ''
+    endpoint.hash = ''
   } catch {
     throw new UsageError(`PFIN_URL must be the server's URL, such as http://127.0.0.1:3000 (got "${env.PFIN_URL}")`)
   }
@@ -55,6 +59,10 @@ class Bridge {
       this.write({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: a line on stdin is not JSON' } })
       return
     }
+    if (typeof message !== 'object' || message === null) {
+      this.write({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a line on stdin is JSON but not a JSON-RPC message' } })
+      return
+    }
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.key}`,
       'content-type': 'application/json',
@@ -77,6 +85,7 @@ class Bridge {
       return
     }
     const answers = type.startsWith('text/event-stream') ? eventData(text) : text.trim() ? [text] : []
+    let answered = false
     for (const answer of answers) {
       const parsed = safeParse(answer) as Message | Message[] | undefined
       if (parsed === undefined) continue
@@ -84,7 +93,12 @@ class Bridge {
         const version = item.result?.protocolVersion
         if (typeof version === 'string') this.protocolVersion = version
         this.write(item)
+        answered = true
       }
+    }
+    // Something else answered (a proxy's error page, a wrong PFIN_URL): the agent must not wait forever.
+    if (!answered && (message.id !== undefined || !response.ok)) {
+      this.fail(message, -32000, `${this.endpoint.href} answered HTTP ${response.status} without an MCP message; is PFIN_URL the pfin server?`)
     }
   }
 

@@ -7,7 +7,7 @@ import { admit } from '../../platform/pipeline.ts'
 import type { AnyRoute } from '../../platform/route.ts'
 import { isStorageError, storageProblem } from '../../platform/storage-problem.ts'
 import { toolInput } from './schema.ts'
-import { allowed, buildTools, type ToolCall, type ToolResult, type ToolSpec } from './tools.ts'
+import { allowed, argumentProblem, buildTools, type ToolCall, type ToolResult, type ToolSpec } from './tools.ts'
 
 /**
  * MCP over Streamable HTTP at POST /mcp (CONTRACT §17), stateless: every request gets a fresh
@@ -38,7 +38,7 @@ function toolResult(result: ToolResult) {
 /** Runs a tool; a storage failure answers like the REST route would (503/507), anything else unexpected as internal_error. */
 function runTool(tool: ToolSpec, call: ToolCall, args: Record<string, unknown>) {
   try {
-    return toolResult(tool.run(call, args))
+    return toolResult(argumentProblem(tool, args, call.state.requestId) ?? tool.run(call, args))
   } catch (error) {
     let problem: { code: ErrorCode; detail: string }
     if (isStorageError(error)) {

@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox'
 import { t } from 'elysia'
 import type { AuthContext } from '../../platform/auth.ts'
 import type { Platform, RequestState } from '../../platform/context.ts'
+import { problemBody } from '../../platform/errors.ts'
 import { canonicalJson } from '../../platform/json.ts'
 import { type Invocation, invoke } from '../../platform/pipeline.ts'
 import type { AnyRoute } from '../../platform/route.ts'
@@ -273,6 +274,24 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       plan: 'The account below will be archived; its balance and transactions stay as they are.',
     }),
   ]
+}
+
+/**
+ * What no route sees, checked before a tool runs. The SDK hands arguments over unchecked
+ * (schema.ts) and each route checks its own query and body, but a tool passes a route only the
+ * names it declares: a misspelt filter (`account_id`) would be dropped and the agent would take
+ * the unfiltered list for a filtered one. Names outside the tool's schema are refused, as REST
+ * refuses an unknown query parameter, and a path id must be there, as a string.
+ */
+export function argumentProblem(tool: ToolSpec, args: Record<string, unknown>, requestId: string): ToolResult | undefined {
+  const known = (tool.input as { properties?: object }).properties ?? {}
+  const stray = Object.keys(args).find((name) => !Object.hasOwn(known, name))
+  const ids = tool.routes.flatMap((route) => Object.keys((route.params as { properties?: object } | undefined)?.properties ?? {}))
+  const missing = ids.find((name) => typeof args[name] !== 'string')
+  const detail =
+    stray !== undefined ? `argument '${stray}' is not allowed` : missing !== undefined ? `argument '${missing}' is required and must be a string` : undefined
+  if (detail === undefined) return undefined
+  return { status: 422, body: problemBody('validation_failed', detail, requestId) as unknown as Record<string, unknown> }
 }
 
 /** Whether the key may use the tool: it may call every route the tool runs. */
