@@ -14,8 +14,46 @@ export function parseFlags(args: string[], strings: string[], booleans: string[]
     const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true })
     return { flags: values as Flags, positionals }
   } catch (error) {
-    throw new UsageError((error as Error).message.split('\n')[0] ?? 'invalid arguments')
+    throw new UsageError(explainArgumentError(error as Error, Object.keys(options)))
   }
+}
+
+/** node:util's parseArgs messages, in one line a person can act on (with a "did you mean"). */
+function explainArgumentError(error: Error, known: string[]): string {
+  const message = error.message.split('\n')[0] ?? 'invalid arguments'
+  const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(message)
+  if (unknown) {
+    const given = (unknown[1] as string).replace(/^-+/, '').split('=')[0] as string
+    const near = closest(given, known)
+    return `unknown flag --${given}${near ? `; did you mean --${near}?` : ''} (known: ${known.map((name) => `--${name}`).join(', ')})`
+  }
+  const missing = /Option '(?:-\w, )?--([\w-]+) <value>' argument missing/.exec(message)
+  if (missing) return `--${missing[1]} needs a value`
+  return message.replace(/\. To specify a positional argument.*$/, '')
+}
+
+/** The known word nearest to `word` (edit distance at most 2, or a prefix), if any. */
+export function closest(word: string, known: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined
+  for (const name of known) {
+    const distance = name.startsWith(word) && word.length >= 2 ? 1 : editDistance(word, name)
+    if (distance <= 2 && (!best || distance < best.distance)) best = { name, distance }
+  }
+  return best?.name
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0] as number
+    row[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j] as number
+      row[j] = Math.min(above + 1, (row[j - 1] as number) + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1))
+      diagonal = above
+    }
+  }
+  return row[b.length] as number
 }
 
 export function required(flags: Flags, name: string): string {
@@ -34,8 +72,8 @@ export function optional(flags: Flags, name: string): string | undefined {
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
 
 /** `30d`, `12h`, `90m`, `2w`, `45s` → milliseconds. */
-export function parseDuration(text: string): number {
+export function parseDuration(text: string, flag = 'expires-in'): number {
   const m = /^(\d{1,6})([smhdw])$/.exec(text)
-  if (!m || Number(m[1]) === 0) throw new UsageError(`--expires-in must look like 30d, 12h, 90m, 2w or 45s (got "${text}")`)
+  if (!m || Number(m[1]) === 0) throw new UsageError(`--${flag} must look like 30d, 12h, 90m, 2w or 45s (got "${text}")`)
   return Number(m[1]) * (UNITS[m[2] as string] as number)
 }

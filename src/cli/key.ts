@@ -1,7 +1,7 @@
 import { createKey } from './admin.ts'
 import { isScope, SCOPES, type Scope } from '../platform/scopes.ts'
 import { optional, parseDuration, parseFlags, required, UsageError } from './args.ts'
-import { type AdminContext, ownerExists } from './owner.ts'
+import { type AdminContext, ownerExists, suggest } from './owner.ts'
 
 function parseScopes(text: string | undefined, all: boolean): Scope[] {
   if (all && text !== undefined) throw new UsageError('use either --scopes or --all-scopes, not both')
@@ -14,6 +14,8 @@ function parseScopes(text: string | undefined, all: boolean): Scope[] {
 }
 
 const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString())
+
+const KEY_COMMANDS = ['create', 'list', 'revoke', 'rotate']
 
 export async function keyCommand(ctx: AdminContext, sub: string | undefined, args: string[]): Promise<void> {
   switch (sub) {
@@ -55,7 +57,33 @@ export async function keyCommand(ctx: AdminContext, sub: string | undefined, arg
       ctx.out.result({ id: keyId, revoked: true }, `Revoked ${keyId}; it stops working on its next request.`)
       return
     }
+    case 'rotate': {
+      const { flags, positionals } = parseFlags(args, ['grace'])
+      const [keyId, ...extra] = positionals
+      if (!keyId || extra.length) throw new UsageError('usage: key rotate KEY_ID [--grace 24h]')
+      const old = ctx.control.findKey(keyId)
+      if (!old || old.key.revokedAt !== null) throw new UsageError(`no active key with id "${keyId}"`)
+      const graceText = optional(flags, 'grace') ?? '24h'
+      const graceMs = graceText === '0' ? 0 : parseDuration(graceText, 'grace')
+      const created = await createKey(ctx.control, {
+        ownerId: old.key.ownerId,
+        scopes: old.key.scopes as Scope[],
+        name: old.key.name,
+        ttlMs: old.key.expiresAt === null ? null : Math.max(0, old.key.expiresAt - Date.now()),
+      })
+      const oldStopsAt = Date.now() + graceMs
+      if (graceMs === 0) ctx.control.revokeKey(keyId, oldStopsAt)
+      else ctx.control.expireKeyBy(keyId, oldStopsAt)
+      ctx.out.result(
+        { ...created, replaces: keyId, oldKeyStopsAt: oldStopsAt },
+        `Created key ${created.id} with the scopes of ${keyId}.\nThis is the only time the key is shown:\n\n  ${created.key}\n\n` +
+          `${keyId} stops working ${graceMs === 0 ? 'now' : `at ${new Date(oldStopsAt).toISOString()}`}: switch your client to the new key before then.`,
+      )
+      return
+    }
     default:
-      throw new UsageError(sub ? `unknown command "key ${sub}"; use create, list or revoke` : 'key needs a command: create, list or revoke')
+      throw new UsageError(
+        sub ? `unknown command "key ${sub}"${suggest(sub, KEY_COMMANDS)}; use ${KEY_COMMANDS.join(', ')}` : `key needs a command: ${KEY_COMMANDS.join(', ')}`,
+      )
   }
 }

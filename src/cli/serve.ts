@@ -1,6 +1,7 @@
-import { loadConfig } from '../config.ts'
+import { ConfigError, loadConfig } from '../config.ts'
 import { closePlatform, createApp, createPlatform, listen, startMaintenance } from '../server.ts'
 import { scheduleBackups } from '../ops/schedule.ts'
+import { optional, parseFlags, UsageError } from './args.ts'
 import { adminCommand } from './invocation.ts'
 
 /** Signals that stop the server gracefully. SIGHUP too: a closed terminal or a service manager's reload must not lose counts. */
@@ -13,8 +14,28 @@ const DRAIN_MS = 10_000
  * `serve`: listens until a stop signal, then lets in-flight requests finish, writes the
  * counters and last-use times, and closes the databases (CONTRACT §14).
  */
-export async function serve(): Promise<number> {
-  const config = loadConfig()
+export async function serve(args: string[] = []): Promise<number> {
+  const { flags, positionals } = parseFlags(args, ['port', 'host', 'data-dir'])
+  if (positionals.length > 0) throw new UsageError(`serve takes no arguments (got "${positionals[0]}"); see pfin help`)
+  // Flags win over the environment: `pfin serve --port 3001` does what it says.
+  const fromFlags: Record<string, string> = {}
+  for (const [flag, variable] of [
+    ['port', 'PORT'],
+    ['host', 'HOST'],
+    ['data-dir', 'DATA_DIR'],
+  ] as const) {
+    const value = optional(flags, flag)
+    if (value !== undefined) fromFlags[variable] = value
+  }
+  let config: ReturnType<typeof loadConfig>
+  try {
+    config = loadConfig({ ...process.env, ...fromFlags })
+  } catch (error) {
+    // A bad --port reads better in the flag's own words than as the PORT variable.
+    throw error instanceof ConfigError && fromFlags.PORT !== undefined && /PORT/.test(error.message)
+      ? new UsageError(`--port must be a whole number from 0 to 65535 (got "${fromFlags.PORT}")`)
+      : error
+  }
   const platform = createPlatform(config)
   let server: ReturnType<typeof listen>
   try {

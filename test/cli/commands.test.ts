@@ -15,17 +15,18 @@ test('unknown command → exit 2 with one line on stderr', async () => {
 })
 
 test('unknown subcommands → exit 2', async () => {
-  expectUsageError(await cli(dir, 'owner', 'delete', '--json'), /owner delete/)
-  expectUsageError(await cli(dir, 'key', 'rotate', '--json'), /key rotate/)
+  expectUsageError(await cli(dir, 'owner', 'frobnicate', '--json'), /owner frobnicate/)
+  expectUsageError(await cli(dir, 'key', 'rotat', '--json'), /key rotat.*did you mean "rotate"/)
+  expectUsageError(await cli(dir, 'owne', 'list'), /did you mean "owner"/)
   expectUsageError(await cli(dir, 'owner'), /owner needs a command/)
   expectUsageError(await cli(dir, 'key'), /key needs a command/)
 })
 
-test('help → exit 0 and lists every command', async () => {
-  for (const word of ['help', '--help', '-h']) {
-    const result = await cli(dir, word)
+test('help (and no command at all) → exit 0 and lists every command', async () => {
+  for (const word of ['help', '--help', '-h', undefined]) {
+    const result = await cli(dir, ...(word === undefined ? [] : [word]))
     expect(result.code).toBe(0)
-    for (const command of ['serve', 'owner create', 'owner list', 'owner export', 'key create', 'key list', 'key revoke']) {
+    for (const command of ['serve', 'owner create', 'owner list', 'owner update', 'owner delete', 'owner export', 'key create', 'key list', 'key revoke', 'key rotate', 'backup', 'restore', 'mcp']) {
       expect(result.stdout).toContain(`pfin ${command}`)
     }
   }

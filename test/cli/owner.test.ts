@@ -37,8 +37,8 @@ describe('owner create', () => {
       'owner', 'create',
       '--name', 'Bruno Sá',
       '--email', 'bruno@example.com',
-      '--country', 'pt',
-      '--currency', 'eur',
+      '--country', 'PT',
+      '--currency', 'EUR',
       '--language', 'pt-BR',
       '--tier', 'free',
     )
@@ -64,6 +64,10 @@ describe('owner create', () => {
     ['empty --name', ['--name', '  '], /--name/],
     ['bad --country', ['--name', 'X', '--country', 'DEU'], /--country/],
     ['bad --currency', ['--name', 'X', '--currency', 'E'], /--currency/],
+    // One rule for the CLI and the API (CONTRACT §3): a lower-case code is refused, not normalised.
+    ['lower-case --currency', ['--name', 'X', '--currency', 'eur'], /--currency must be an upper-case/],
+    ['lower-case --country', ['--name', 'X', '--country', 'pt'], /--country must be an upper-case/],
+    ['misspelt flag', ['--name', 'X', '--emial', 'x@y.z'], /unknown flag --emial; did you mean --email\?/],
     ['bad --tier', ['--name', 'X', '--tier', 'gold'], /--tier/],
     ['bad --email', ['--name', 'X', '--email', 'not-an-email'], /--email/],
     ['bad --language', ['--name', 'X', '--language', 'english language'], /--language/],

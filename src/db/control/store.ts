@@ -78,6 +78,31 @@ export class ControlStore {
     return true
   }
 
+  updateOwner(id: string, changes: Partial<Omit<Owner, 'id' | 'createdAt'>>): void {
+    if (Object.keys(changes).length > 0) this.db.update(owners).set(changes).where(eq(owners.id, id)).run()
+  }
+
+  /** Removes an owner with everything the control database holds for it, in one transaction. */
+  deleteOwner(id: string): { keys: number } {
+    return this.db.transaction((tx) => {
+      const keys = tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.ownerId, id)).all()
+      for (const key of keys) tx.delete(rateLimitCounters).where(eq(rateLimitCounters.bucket, `key:${key.id}`)).run()
+      tx.delete(apiKeys).where(eq(apiKeys.ownerId, id)).run()
+      tx.delete(idempotencyRecords).where(eq(idempotencyRecords.ownerId, id)).run()
+      tx.delete(owners).where(eq(owners.id, id)).run()
+      return { keys: keys.length }
+    }, { behavior: 'immediate' })
+  }
+
+  /** A key stops working at `at` (or stays at an earlier expiry it already had). */
+  expireKeyBy(id: string, at: number): void {
+    this.db
+      .update(apiKeys)
+      .set({ expiresAt: sql`min(coalesce(${apiKeys.expiresAt}, ${at}), ${at})` })
+      .where(eq(apiKeys.id, id))
+      .run()
+  }
+
   touchKeys(lastUsed: Map<string, number>): void {
     if (lastUsed.size === 0) return
     this.db.transaction((tx) => {
