@@ -13,6 +13,7 @@ import { Authenticator } from './platform/auth.ts'
 import { type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
 import { ApiError, type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './platform/errors.ts'
 import { IdempotencyStore } from './platform/idempotency.ts'
+import { docsRoutes, ROOT_POINTER } from './platform/docs/page.ts'
 import { documentBase, systemOperation } from './platform/openapi.ts'
 import { mountRoutes } from './platform/pipeline.ts'
 import { type HeaderSink, Limits, RateLimiter } from './platform/rate-limit.ts'
@@ -55,7 +56,7 @@ async function peekHeaders(platform: Platform, request: Request, state: RequestS
   else platform.limiter.peek(`ip:${state.ip}`, platform.limits.anonymous, headers)
 }
 
-/** The keyless, uncounted routes: the API document, the docs page and health. They carry the caller's current counts. */
+/** The keyless, uncounted routes: the API document, the docs page and its assets, health and `/`. They carry the caller's current counts. */
 function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof documentBase>, server: ServerLookup) {
   return new Elysia({ name: 'uncounted' })
     .onTransform(async ({ request, set }) => {
@@ -63,7 +64,11 @@ function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof do
       set.headers['x-request-id'] = state.requestId
       await peekHeaders(platform, request, state, set.headers)
     })
-    .use(swagger({ path: '/docs', specPath: '/openapi.json', documentation: documentation as never, exclude: ['/docs', '/openapi.json'] }))
+    // The plugin builds /openapi.json. Its own page (which loads a viewer from a CDN) is given the
+    // same path, so the document's route replaces it and the plugin serves no page; /docs is pfin's own.
+    .use(swagger({ path: '/openapi.json', specPath: '/openapi.json', documentation: documentation as never, exclude: ['/docs', '/openapi.json'] }))
+    .use(docsRoutes())
+    .get('/', () => ROOT_POINTER, { detail: { hide: true } })
     .get('/healthz', () => ({ status: 'ok' }), {
       detail: systemOperation('health', 'Liveness check (no key needed, not counted)', 'application/json', {
         type: 'object',

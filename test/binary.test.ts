@@ -105,6 +105,23 @@ test(
       expect(denied.status).toBe(401)
       expect(denied.headers.get('content-type')).toStartWith('application/problem+json')
 
+      // /docs from the binary alone (issue 9 §3): the viewer's files are embedded, there is no node_modules here.
+      const docs = await fetch(`${base}/docs`)
+      expect(docs.status).toBe(200)
+      expect(docs.headers.get('content-security-policy')).toStartWith("default-src 'none'")
+      const assetPaths = [...(await docs.text()).matchAll(/(?:src|href)="(\/docs\/assets\/[^"]+)"/g)].map((m) => m[1] as string)
+      expect(assetPaths.length).toBe(3)
+      for (const path of assetPaths) {
+        const asset = await fetch(`${base}${path}`)
+        expect({ path, status: asset.status, cache: asset.headers.get('cache-control') }).toEqual({ path, status: 200, cache: 'public, max-age=31536000, immutable' })
+        expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(100)
+      }
+      const viewerPath = assetPaths.find((path) => /\/swagger-ui-[\d.]+\.js$/.test(path))
+      const viewer = await fetch(`${base}${viewerPath}`, { headers: { 'accept-encoding': 'identity' } })
+      const packaged = await Bun.file(join(ROOT, 'node_modules', 'swagger-ui-dist', 'swagger-ui-bundle.js')).bytes()
+      expect(Buffer.from(await viewer.arrayBuffer()).equals(Buffer.from(packaged))).toBe(true)
+      expect(await (await fetch(`${base}/`)).json()).toEqual({ name: 'pfin', docs: '/docs', openapi: '/openapi.json', health: '/healthz' })
+
       server.kill('SIGTERM')
       const code = await Promise.race([server.exited, Bun.sleep(10_000).then(() => 'timeout' as const)])
       expect(code).toBe(0)
