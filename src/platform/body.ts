@@ -1,5 +1,6 @@
 import { ApiError } from './errors.ts'
-import { canonicalJson, decodeJson } from './json.ts'
+import { canonicalJson, decodeJson, findIllFormedText, JsonLimitError, MAX_DEPTH, MAX_SIGNIFICANT_DIGITS } from './json.ts'
+import { fieldPath } from './validation.ts'
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
@@ -8,7 +9,10 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
  * Reads a JSON request body without trusting it: 415 for another media type, 413 past
- * 1 MiB (checked before and while reading), 400 for text that is not JSON.
+ * 1 MiB (checked before and while reading), 400 for text that is not JSON or nests past
+ * MAX_DEPTH, 422 for text the server will not store or compute with (a lone surrogate, a
+ * number of more than MAX_SIGNIFICANT_DIGITS digits), whichever route reads the body.
+ * Every step costs linear time in the body's size (CONTRACT §14).
  * Returns undefined when no body was sent.
  */
 export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Promise<{ value: unknown; canonical: string } | undefined> {
@@ -21,14 +25,49 @@ export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Pr
   if (declared > limit) throw tooLarge(limit)
   const bytes = await readLimited(request.body, limit)
   if (bytes.byteLength === 0) return undefined
-  let value: unknown
-  try {
-    value = decodeJson(utf8.decode(bytes))
-  } catch {
-    throw new ApiError('malformed_json', 'The request body is not valid JSON')
-  }
+  const text = decodeText(bytes)
+  const value = decode(text)
+  assertSoundText(text, value)
   return { value, canonical: canonicalJson(value) }
 }
+
+function decodeText(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes)
+  } catch {
+    throw malformed('The request body is not valid JSON (it is not UTF-8 text)')
+  }
+}
+
+function decode(text: string): unknown {
+  try {
+    return decodeJson(text)
+  } catch (error) {
+    if (!(error instanceof JsonLimitError)) throw malformed('The request body is not valid JSON')
+    if (error.limit === 'depth') throw malformed(`The request body nests more than ${MAX_DEPTH} levels deep`)
+    throw new ApiError('validation_failed', `${subject(error.path)} must have at most ${MAX_SIGNIFICANT_DIGITS} significant digits`)
+  }
+}
+
+/** `\ud800`-style escapes are the only way JSON text can spell a surrogate: without one, there is nothing to walk. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
+
+/**
+ * Refuses a string or field name holding a lone surrogate: it is no Unicode text, SQLite
+ * would store U+FFFD in its place, and the answer would not match what is kept.
+ */
+function assertSoundText(text: string, value: unknown): void {
+  if (!SURROGATE_ESCAPE.test(text)) return
+  const found = findIllFormedText(value)
+  if (!found) return
+  const what = found.key ? `field name '${fieldPath(found.path).toWellFormed()}'` : subject(found.path)
+  throw new ApiError('validation_failed', `${what} must be valid Unicode text (it holds a lone surrogate)`)
+}
+
+/** `field 'customFields[0].label'`, or the body itself. */
+const subject = (path: (string | number)[]) => (path.length ? `field '${fieldPath(path).toWellFormed()}'` : 'the request body')
+
+const malformed = (detail: string) => new ApiError('malformed_json', detail)
 
 const tooLarge = (limit: number) => new ApiError('payload_too_large', `The request body must not exceed ${limit} bytes`)
 

@@ -1,4 +1,4 @@
-import { numberSource, parseDecimalLexeme } from './json.ts'
+import { MAX_SIGNIFICANT_DIGITS, numberSource, parseDecimalLexeme } from './json.ts'
 import { ApiError } from './errors.ts'
 
 /**
@@ -17,9 +17,10 @@ export function unitsFromLexeme(lexeme: string): Units | string {
   const d = parseDecimalLexeme(lexeme)
   if (!d) return 'must be a finite number'
   if (-d.exponent > SCALE) return `must have at most ${SCALE} decimal places`
-  // Guard before scaling so 1e400 does not build a huge bigint.
-  if (d.coefficient.toString().length + d.exponent > 12) return 'must be between -92233720368 and 92233720368'
-  const units = d.coefficient * 10n ** BigInt(d.exponent + SCALE)
+  // Judged on the digit string, so 1e400 or a thousand digits never become a bigint.
+  if (d.digits.length + d.exponent > 12) return 'must be between -92233720368 and 92233720368'
+  // Here the value has at most 12 integer and 8 decimal digits: the bigint is small.
+  const units = BigInt(d.digits) * 10n ** BigInt(d.exponent + SCALE)
   if (units > MAX_UNITS) return 'must be between -92233720368 and 92233720368'
   return d.negative ? -units : units
 }
@@ -53,11 +54,18 @@ export function addUnits(a: Units, b: Units, what: string): Units {
   return sum
 }
 
+/** A finite double written in at most MAX_SIGNIFICANT_DIGITS digits stays within these powers of ten. */
+const MAX_RATE_EXPONENT = 400
+
 /** amount × rate, rounded half away from zero to 8 places; the rate is read from its source text. */
 export function multiplyByRate(amount: Units, rateLexeme: string): Units {
   const d = parseDecimalLexeme(rateLexeme)
   if (!d) throw new ApiError('validation_failed', 'exchangeRate must be a finite number')
-  let numerator = amount * d.coefficient
+  // Bodies cannot carry such a rate (decodeJson limits digits, the schema a finite double); a stored one is checked all the same.
+  if (d.digits.length > MAX_SIGNIFICANT_DIGITS || Math.abs(d.exponent) > MAX_RATE_EXPONENT) {
+    throw new ApiError('validation_failed', `exchangeRate must have at most ${MAX_SIGNIFICANT_DIGITS} significant digits and lie within 1e±${MAX_RATE_EXPONENT}`)
+  }
+  let numerator = amount * BigInt(d.digits)
   let denominator = 1n
   if (d.exponent >= 0) numerator *= 10n ** BigInt(d.exponent)
   else denominator = 10n ** BigInt(-d.exponent)

@@ -69,6 +69,11 @@ export function fieldName(path: string): string {
     .reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part), '')
 }
 
+/** `['customFields', 0, 'label']` → `customFields[0].label` */
+export function fieldPath(path: readonly (string | number)[]): string {
+  return path.reduce<string>((name, part) => (typeof part === 'number' ? `${name}[${part}]` : name ? `${name}.${part}` : part), '')
+}
+
 export function describeError(error: ValueError, where: 'body' | 'query'): string {
   const label = where === 'body' ? 'field' : 'query parameter'
   if (error.type === ValueErrorType.ObjectAdditionalProperties) {
