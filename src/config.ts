@@ -20,9 +20,18 @@ export interface Config {
   backupDir: string | null
   backupIntervalHours: number
   backupKeep: number
+  /** Access log lines on stdout: json, pretty, or off (default: json unless stdout is a terminal). */
+  logFormat: 'json' | 'pretty' | 'off'
 }
 
 export class ConfigError extends Error {}
+
+function logFormatFrom(raw: string | undefined): Config['logFormat'] {
+  const value = raw?.trim().toLowerCase()
+  if (!value) return process.stdout.isTTY ? 'pretty' : 'json'
+  if (value === 'json' || value === 'pretty' || value === 'off') return value
+  throw new ConfigError(`LOG_FORMAT must be json, pretty or off, got "${raw}"`)
+}
 
 function intFrom(env: Record<string, string | undefined>, name: string, fallback: number, min: number): number {
   const raw = env[name]
@@ -54,5 +63,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     backupDir: env.BACKUP_DIR?.trim() ? resolve(env.BACKUP_DIR.trim()) : null,
     backupIntervalHours: intFrom(env, 'BACKUP_INTERVAL_HOURS', 24, 1),
     backupKeep: intFrom(env, 'BACKUP_KEEP', 7, 1),
+    logFormat: logFormatFrom(env.LOG_FORMAT),
   }
 }

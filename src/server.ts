@@ -2,6 +2,7 @@ import { swagger } from '@elysiajs/swagger'
 import { Elysia } from 'elysia'
 import type { Config } from './config.ts'
 import { ControlStore } from './db/control/store.ts'
+import { AccessLog } from './platform/access-log.ts'
 import { DataDirLock, prepareDir } from './db/data-dir.ts'
 import { storageFailure } from './db/failures.ts'
 import { storageProblem } from './platform/storage-problem.ts'
@@ -35,6 +36,7 @@ export function createPlatform(config: Config, log: (message: string) => void = 
   const tenants = new TenantRegistry(config.dataDir, config.tenantCacheSize, (tenant) => idempotency.purge([tenant]), config.tombstoneRetentionDays * 86_400_000)
   return {
     lock,
+    access: config.logFormat === 'off' ? null : new AccessLog(config.logFormat),
     config,
     control,
     tenants,
@@ -63,6 +65,11 @@ function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof do
       const state = requestStateOf(request, server)
       set.headers['x-request-id'] = state.requestId
       await peekHeaders(platform, request, state, set.headers)
+    })
+    .onAfterResponse(({ request, set, route }) => {
+      const state = requestStateOf(request, server)
+      const status = typeof set.status === 'number' ? set.status : 200
+      if (status < 400) platform.access?.record({ requestId: state.requestId, method: request.method, route, status, startedAt: state.startedAt, ownerId: null })
     })
     // The plugin builds /openapi.json. Its own page (which loads a viewer from a CDN) is given the
     // same path, so the document's route replaces it and the plugin serves no page; /docs is pfin's own.
@@ -118,6 +125,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
         problem = { code: 'internal_error', detail: `Something went wrong on our side; quote request id ${requestId} when reporting it` }
       }
       const body = problemBody(problem.code, problem.detail, requestId)
+      platform.access?.record({ requestId, method: request.method, route: state.route ?? null, status: body.status, startedAt: state.startedAt, ownerId: state.auth?.subject.id ?? null })
       return new Response(JSON.stringify(body), {
         status: body.status,
         headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...problem.headers },
@@ -155,6 +163,7 @@ export class StartupError extends Error {}
 
 /** Closes what the platform holds: owner databases, the control database, the claim on DATA_DIR. */
 export function closePlatform(platform: Platform): void {
+  platform.access?.close()
   platform.tenants.closeAll()
   platform.control.close()
   platform.lock.release()

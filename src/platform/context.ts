@@ -2,6 +2,7 @@ import type { Config } from '../config.ts'
 import type { ControlStore } from '../db/control/store.ts'
 import type { DataDirLock } from '../db/data-dir.ts'
 import type { TenantRegistry } from '../db/tenant/registry.ts'
+import type { AccessLog } from './access-log.ts'
 import type { AuthContext, Authenticator } from './auth.ts'
 import type { IdempotencyStore, StoredResponse } from './idempotency.ts'
 import type { Limits, RateLimiter } from './rate-limit.ts'
@@ -19,6 +20,8 @@ export interface Platform {
   log: (message: string) => void
   /** This server's claim on DATA_DIR, released when it stops. */
   lock: DataDirLock
+  /** One line per request, or null when LOG_FORMAT=off. */
+  access: AccessLog | null
 }
 
 /** Finds the listening server (for client addresses); null when there is none, as under `app.handle`. */
@@ -31,6 +34,9 @@ export class RequestState {
   query?: unknown
   idempotency?: { ownerId: string; key: string; fingerprint: string; token?: symbol }
   replay?: StoredResponse
+  /** The route pattern that matched, for the access log. */
+  route?: string
+  readonly startedAt = performance.now()
   private clientIp?: string
 
   constructor(

@@ -238,12 +238,27 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       if (isWrite) return prepareWrite(platform, route, request, state, auth).then(() => execute(platform, route, state, params, set))
       return execute(platform, route, state, params, set)
     }
+    const logged = (state: RequestState, set: ResponseSetter) =>
+      platform.access?.record({
+        requestId: (set.headers['x-request-id'] as string) ?? state.requestId,
+        method: route.method,
+        route: route.path,
+        status: typeof set.status === 'number' ? set.status : 200,
+        startedAt: state.startedAt,
+        ownerId: state.auth?.subject.id ?? null,
+      })
     const handler = ({ request, params, set }: RouteContext) => {
       const state = requestStateOf(request, server)
+      state.route = route.path
       set.headers['x-request-id'] = state.requestId
       const found = platform.authenticator.authenticate(request.headers.get('authorization'))
-      if (found instanceof Promise) return found.then((auth) => proceed(request, params, set, state, auth))
-      return proceed(request, params, set, state, found)
+      // Errors are logged by the error handler; answers here, once they are made.
+      const answer = found instanceof Promise ? found.then((auth) => proceed(request, params, set, state, auth)) : proceed(request, params, set, state, found)
+      if (platform.access) {
+        if (answer instanceof Promise) answer.then(() => logged(state, set), () => {})
+        else logged(state, set)
+      }
+      return answer
     }
 
     const detail = buildOperation({ ...route, errors: route.errors ?? [] }, components)

@@ -114,7 +114,8 @@ export async function spawnServer(cmd: string[], env: Record<string, string>, la
 
 /** `bun src/main.ts serve` over `dataDir`, without rate limits getting in the way. */
 export function startPfin(dataDir: string, env: Record<string, string> = {}): Promise<Service> {
-  return spawnServer(['bun', MAIN, 'serve'], { DATA_DIR: dataDir, ...UNLIMITED, ...env }, 'pfin')
+  // Access logs off unless asked for (BENCH_LOG_FORMAT=json): the baseline writes none either.
+  return spawnServer(['bun', MAIN, 'serve'], { DATA_DIR: dataDir, LOG_FORMAT: process.env.BENCH_LOG_FORMAT ?? 'off', ...UNLIMITED, ...env }, 'pfin')
 }
 
 /** The bare `Bun.serve` baseline answering `body` to everything. */

@@ -61,7 +61,7 @@ export function startUnthrottledServer(): Promise<TestServer> {
 
 export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
   const { env = {}, dataDir = tempDir(), extraRoutes = [] } = options
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env })
+  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_FORMAT: 'off', ...env })
   const platform = createPlatform(config, () => {})
   const server = listen(createApp(platform, [...routes, ...extraRoutes]), config)
   const stopMaintenance = startMaintenance(platform)

@@ -80,6 +80,7 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
       '/mcp',
       async ({ request, set }) => {
         const state = requestStateOf(request, server)
+        state.route = '/mcp'
         set.headers['x-request-id'] = state.requestId
         const auth = admit(platform, await platform.authenticator.authenticate(request.headers.get('authorization')), state, set.headers)
         // A browser page on another site must not drive the owner's key (DNS rebinding, CSRF).
@@ -91,10 +92,12 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
         state.auth = auth
         const decoded = await readJsonBody(request, MCP_BODY_LIMIT)
         const call: ToolCall = { platform, state, auth }
-        return handler.fetch(request, {
+        const response = await handler.fetch(request, {
           authInfo: { token: 'api-key', clientId: auth.principal.keyId, scopes: [...auth.principal.scopes], extra: { call } },
           parsedBody: decoded?.value,
         })
+        platform.access?.record({ requestId: state.requestId, method: 'POST', route: '/mcp', status: response.status, startedAt: state.startedAt, ownerId: auth.subject.id })
+        return response
       },
       { parse: 'none', detail: { hide: true } } as never,
     )
