@@ -1,4 +1,3 @@
-import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2'
 import { timingSafeEqual } from 'node:crypto'
 import type { ControlStore, KeyWithOwner, Owner } from '../db/control/store.ts'
 import { newId } from './ids.ts'
@@ -37,8 +36,13 @@ export function parseApiKey(token: string): { keyId: string; secret: string } | 
 export async function mintApiKey(): Promise<{ keyId: string; plaintext: string; secretHash: string }> {
   const keyId = newId('key')
   const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
-  return { keyId, plaintext: `pfk_${keyId}_${secret}`, secretHash: await argon2Hash(secret) /* argon2id is the library's default */ }
+  const { hash } = await argon2()
+  return { keyId, plaintext: `pfk_${keyId}_${secret}`, secretHash: await hash(secret) /* argon2id is the library's default */ }
 }
+
+/** The native argon2 module loads with the first key it checks or makes, not at start-up. */
+let argon2Module: Promise<typeof import('@node-rs/argon2')> | undefined
+const argon2 = () => (argon2Module ??= import('@node-rs/argon2'))
 
 const sha256 = (text: string): Buffer => Bun.CryptoHasher.hash('sha256', text) as Buffer
 
@@ -152,7 +156,7 @@ export class Authenticator {
     if (failure && failure.lockedUntil > now) return null
     let ok = false
     try {
-      ok = await argon2Verify(key.secretHash, secret)
+      ok = await (await argon2()).verify(key.secretHash, secret)
     } catch {
       ok = false
     }

@@ -1,4 +1,4 @@
-import { createMcpHandler, McpServer, type McpRequestContext } from '@modelcontextprotocol/server'
+import type { McpHttpHandler, McpRequestContext } from '@modelcontextprotocol/server'
 import { Elysia } from 'elysia'
 import { readJsonBody } from '../../platform/body.ts'
 import { type Platform, requestStateOf, type ServerLookup } from '../../platform/context.ts'
@@ -25,6 +25,8 @@ const INSTRUCTIONS = `pfin is the user's personal-finance ledger: accounts, tran
 - Errors carry a stable code (validation_failed, invalid_reference, rule_violation, not_found, …) and a detail naming the field.`
 
 const MCP_BODY_LIMIT = 4 * 1024 * 1024
+
+type Sdk = typeof import('@modelcontextprotocol/server')
 
 function toolResult(result: ToolResult) {
   const json = JSON.stringify(result.body)
@@ -54,7 +56,7 @@ function runTool(tool: ToolSpec, call: ToolCall, args: Record<string, unknown>) 
 
 export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], server: ServerLookup) {
   const tools = buildTools(routes)
-  const factory = (context: McpRequestContext) => {
+  const factory = (McpServer: Sdk['McpServer']) => (context: McpRequestContext) => {
     const call = context.authInfo?.extra?.call as ToolCall
     const mcp = new McpServer({ name: 'pfin', version: '1.0.0-alpha' }, { instructions: INSTRUCTIONS })
     for (const tool of tools) {
@@ -72,7 +74,12 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
     }
     return mcp
   }
-  const handler = createMcpHandler(factory, { legacy: 'stateless', maxRequestBodySize: MCP_BODY_LIMIT })
+  // The SDK (and the zod it brings) loads with the first /mcp request, not at start-up.
+  let handler: Promise<McpHttpHandler> | undefined
+  const mcpHandler = () =>
+    (handler ??= import('@modelcontextprotocol/server').then(({ createMcpHandler, McpServer }) =>
+      createMcpHandler(factory(McpServer), { legacy: 'stateless', maxRequestBodySize: MCP_BODY_LIMIT }),
+    ))
   const allowedOrigins = new Set(platform.config.mcpAllowedOrigins)
 
   return new Elysia({ name: 'mcp' })
@@ -92,7 +99,7 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
         state.auth = auth
         const decoded = await readJsonBody(request, MCP_BODY_LIMIT)
         const call: ToolCall = { platform, state, auth }
-        const response = await handler.fetch(request, {
+        const response = await (await mcpHandler()).fetch(request, {
           authInfo: { token: 'api-key', clientId: auth.principal.keyId, scopes: [...auth.principal.scopes], extra: { call } },
           parsedBody: decoded?.value,
         })
