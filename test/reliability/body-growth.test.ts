@@ -135,31 +135,46 @@ describe('request time grows linearly with the body size', () => {
 })
 
 describe('a large hostile body does not hold other requests', () => {
-  /** Generous: a 1 MiB body is read in milliseconds; a quadratic step held the server for minutes. */
-  const HEALTH_BUDGET_MS = 1000
+  /**
+   * CONTRACT §14: a 1 MiB body of any shape is answered well under a second. Judged on CPU
+   * time (this process runs the server, the client and the health checks), which a busy
+   * machine inflates far less than wall time; a quadratic step cost minutes here.
+   */
+  const CPU_BUDGET_MS = 1000
+  /** Wall time only catches a stall (the server held for seconds), whatever else runs on the machine. */
+  const STALL_MS = 5000
 
-  test('/healthz is answered promptly while 1 MiB bodies of every shape are read', async () => {
+  test('/healthz is answered while 1 MiB bodies of every shape are read, each within the CPU budget', async () => {
     for (const shape of SHAPES) {
       const body = shape.body(1024 * 1024 - 256)
       expect(body.length).toBeLessThanOrEqual(1024 * 1024)
       const sent = performance.now()
+      const cpu = process.cpuUsage()
       const pending = post(body)
       let done = false
       void pending.finally(() => {
         done = true
       })
       // Health checks, one after another, until the hostile request is answered.
+      let checks = 0
       let worst = 0
       while (!done) {
         const start = performance.now()
         const health = await send(server.url, 'GET', '/healthz')
         worst = Math.max(worst, performance.now() - start)
         expect(health.status).toBe(200)
+        checks++
         await Bun.sleep(1)
       }
       expectAnswer(shape, body.length, await pending)
-      console.log(`${shape.name.padEnd(52)} ${(body.length / 1024).toFixed(0).padStart(5)} KiB answered in ${(performance.now() - sent).toFixed(0).padStart(4)} ms; /healthz waited at most ${worst.toFixed(0)} ms`)
-      if (worst > HEALTH_BUDGET_MS) throw new Error(`${shape.name}: /healthz waited ${worst.toFixed(0)} ms behind a 1 MiB body`)
+      const used = process.cpuUsage(cpu)
+      const cpuMs = (used.user + used.system) / 1000
+      console.log(
+        `${shape.name.padEnd(52)} ${(body.length / 1024).toFixed(0).padStart(5)} KiB: ${cpuMs.toFixed(0).padStart(4)} ms CPU, ${(performance.now() - sent).toFixed(0).padStart(4)} ms wall; ${checks} /healthz answered, the slowest in ${worst.toFixed(0)} ms`,
+      )
+      expect(checks).toBeGreaterThan(0)
+      if (cpuMs > CPU_BUDGET_MS) throw new Error(`${shape.name}: a 1 MiB body cost ${cpuMs.toFixed(0)} ms of CPU`)
+      if (worst > STALL_MS) throw new Error(`${shape.name}: /healthz waited ${worst.toFixed(0)} ms behind a 1 MiB body`)
     }
   }, 60_000)
 })
