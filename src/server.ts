@@ -110,7 +110,12 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
         problem = { code: error.code, detail: error.detail, headers: error.headers }
       } else if (code === 'NOT_FOUND') {
         await peekHeaders(platform, request, state, set.headers)
-        const path = new URL(request.url).pathname
+        // The path as the router saw it: the URL text up to '?'. (`new URL().pathname` drops a
+        // `#fragment` the router kept, which made an unmatched `GET /v1/me#x` a 405 allowing GET.)
+        const url = request.url
+        const start = url.indexOf('/', url.indexOf('://') + 3)
+        const query = url.indexOf('?', start)
+        const path = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query)
         const allowed = allowedMethods(app.routes, path)
         problem =
           allowed.length > 0
