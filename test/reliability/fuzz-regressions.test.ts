@@ -46,6 +46,25 @@ describe('detail names the offending field (CONTRACT §6)', () => {
   })
 })
 
+describe('cursors (CONTRACT §9; README: a cursor from another list is 422)', () => {
+  test('GET /v1/accounts with a cursor from /v1/payees → 422 naming cursor, and the other way round', async () => {
+    // Both lists keyed their cursors [createdAt, id]: each accepted the other's and answered a wrong page (200).
+    for (const name of ['Payee one', 'Payee two']) await server.request('POST', '/v1/payees', { key, body: { name } })
+    await server.request('POST', '/v1/accounts', { key, body: { name: 'Second', type: 'card', balance: 0, currency: 'EUR' } })
+    const payees = await server.request('GET', '/v1/payees?limit=1', { key })
+    const accounts = await server.request('GET', '/v1/accounts?limit=1', { key })
+    expect(typeof payees.json.nextCursor).toBe('string')
+    expect(typeof accounts.json.nextCursor).toBe('string')
+    const onAccounts = await server.request('GET', `/v1/accounts?cursor=${payees.json.nextCursor}`, { key })
+    expect(expectProblem(onAccounts, 422, 'validation_failed').detail).toContain('cursor')
+    const onPayees = await server.request('GET', `/v1/payees?cursor=${accounts.json.nextCursor}`, { key })
+    expect(expectProblem(onPayees, 422, 'validation_failed').detail).toContain('cursor')
+    // The lists' own cursors still page.
+    expect((await server.request('GET', `/v1/accounts?cursor=${accounts.json.nextCursor}`, { key })).status).toBe(200)
+    expect((await server.request('GET', `/v1/payees?cursor=${payees.json.nextCursor}`, { key })).status).toBe(200)
+  })
+})
+
 describe('Idempotency-Key (CONTRACT §8)', () => {
   // Outside the resource modules: src/platform/pipeline.ts `execute` stores every ApiError below 500
   // that a handler throws, and the money checks (src/platform/money.ts readMoney, called by the

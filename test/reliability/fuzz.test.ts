@@ -236,9 +236,39 @@ async function refresh(ctx: Ctx): Promise<void> {
       if (typeof item.externalId === 'string') ctx.externalIds.push(item.externalId)
       if (typeof item.name === 'string') ctx.names.push(item.name)
     }
-    const page = await ctx.server.request('GET', `${lists[kind].split('?')[0]}?limit=1`, { key: k })
-    if (typeof page.json?.nextCursor === 'string') ctx.cursors.push(page.json.nextCursor)
+    const list = lists[kind].split('?')[0] as string
+    const page = await ctx.server.request('GET', `${list}?limit=1`, { key: k })
+    if (typeof page.json?.nextCursor === 'string') {
+      ctx.cursors.push(page.json.nextCursor)
+      cursorOrigins.set(page.json.nextCursor, list)
+    }
   }
+  const feed = await ctx.server.request('GET', '/v1/changes?limit=1', { key: k })
+  if (typeof feed.json?.nextCursor === 'string') {
+    ctx.cursors.push(feed.json.nextCursor)
+    cursorOrigins.set(feed.json.nextCursor, '/v1/changes')
+  }
+}
+
+/** The list each real cursor came from: another list must refuse it (README: a cursor from another list is 422). */
+const cursorOrigins = new Map<string, string>()
+
+function foreignCursor(operation: Operation, req: FuzzRequest): string | null {
+  const query = req.target.split('?')[1]
+  if (query === undefined) return null
+  for (const part of query.split('&')) {
+    const [name, value = ''] = part.split('=')
+    if (name !== 'cursor') continue
+    let cursor: string
+    try {
+      cursor = decodeURIComponent(value)
+    } catch {
+      continue
+    }
+    const origin = cursorOrigins.get(cursor)
+    if (origin && origin !== operation.path) return origin
+  }
+  return null
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -367,12 +397,15 @@ function bodyPools(ctx: Ctx): Pools {
   }
 }
 
-/** A path segment for an id parameter; never empty (`/v1/accounts/` is another route). */
+/** A segment that stays in its route: not empty (`/v1/accounts/` is the list), not `.` or `..` (removed from the path). */
+const staysInRoute = (segment: string) => segment !== '' && segment !== '.' && segment !== '..'
+
+/** A path segment for an id parameter. */
 function pathSegment(ctx: Ctx, param: string): fc.Arbitrary<string> {
   const kind = param.replace(/Id$/, '') as Kind
-  if (!KINDS.includes(kind)) return fc.oneof(anyText(20).filter((text) => text !== '').map(encode), fc.constantFrom(...ODD_SEGMENTS))
+  if (!KINDS.includes(kind)) return fc.oneof(anyText(20).map(encode).filter(staysInRoute), fc.constantFrom(...ODD_SEGMENTS))
   return fc.oneof(
-    { weight: 8, arbitrary: idsOf(ctx, kind).filter((id) => id !== '').map(encode) },
+    { weight: 8, arbitrary: idsOf(ctx, kind).map(encode).filter(staysInRoute) },
     { weight: 2, arbitrary: fc.constantFrom(...ODD_SEGMENTS) },
   )
 }
@@ -710,10 +743,20 @@ function problemsWith(operation: Operation | null, req: FuzzRequest, res: Answer
   if (res.status >= 500) problems.push(`status ${res.status}`)
   const requestId = res.headers.get('x-request-id')
   if (!requestId) problems.push('no X-Request-Id')
+  // A sane client X-Request-Id is echoed, anything else replaced by the server's own (a replay carries the original's).
+  const sentId = req.headers['x-request-id']
+  if (requestId && res.headers.get('idempotent-replayed') !== 'true') {
+    if (sentId !== undefined && /^[A-Za-z0-9._-]{1,128}$/.test(sentId)) {
+      if (requestId !== sentId) problems.push(`X-Request-Id ${requestId}, sent ${sentId}`)
+    } else if (!/^req_[0-9a-f]{32}$/.test(requestId)) problems.push(`X-Request-Id ${JSON.stringify(requestId)} is not the server's own`)
+  }
   for (const name of RATE_LIMIT_HEADERS) {
     const value = res.headers.get(name)
     if (value === null) problems.push(`no ${name}`)
     else if (!/^\d+$/.test(value) || (name.includes('reset') && Number(value) < 1)) problems.push(`${name}: ${JSON.stringify(value)}`)
+  }
+  for (const window of ['minute', 'day']) {
+    if (Number(res.headers.get(`x-ratelimit-remaining-${window}`)) > Number(res.headers.get(`x-ratelimit-limit-${window}`))) problems.push(`remaining above the limit (${window})`)
   }
   const contentType = res.headers.get('content-type') ?? ''
   let body: unknown
@@ -751,6 +794,8 @@ function problemsWith(operation: Operation | null, req: FuzzRequest, res: Answer
   if (!operation) return problems
   const misnamed = misnamedField(operation, req, res.status, body)
   if (misnamed) problems.push(misnamed)
+  const origin = res.status < 300 ? foreignCursor(operation, req) : null
+  if (origin) problems.push(`a cursor of ${origin} was accepted by ${operation.path}`)
   const documented = operation.op.responses[String(res.status)]
   const known = KNOWN_UNDOCUMENTED.some((k) => k.operationId === operation.op.operationId && k.status === res.status && (k.code === undefined || k.code === code))
   if (!documented) {
@@ -1157,19 +1202,22 @@ function reparse(text: string): Json {
 }
 
 describe('rejected requests change nothing', () => {
-  /** The owner's data as the API shows it: every account (balances), category, payee (totals) and transaction. */
-  async function snapshot(k: string): Promise<string> {
-    const parts = await Promise.all([
-      listPages(server, k, '/v1/accounts', { includeArchived: 'true' }),
-      listPages(server, k, '/v1/categories', { includeArchived: 'true' }),
-      listPages(server, k, '/v1/payees'),
-      listPages(server, k, '/v1/transactions'),
+  /** The owner's data as the API shows it (every account with its balance, category, payee with its totals, transaction), and the change feed. */
+  async function snapshot(k: string): Promise<{ data: string; feed: string }> {
+    const [parts, feed] = await Promise.all([
+      Promise.all([
+        listPages(server, k, '/v1/accounts', { includeArchived: 'true' }),
+        listPages(server, k, '/v1/categories', { includeArchived: 'true' }),
+        listPages(server, k, '/v1/payees'),
+        listPages(server, k, '/v1/transactions'),
+      ]),
+      server.request('GET', '/v1/changes?limit=500', { key: k }),
     ])
-    return JSON.stringify(parts)
+    return { data: JSON.stringify(parts), feed: feed.status === 200 ? JSON.stringify(feed.json.data) : '' }
   }
 
   test(
-    'after every 4xx write, the accounts, categories, payees and transactions read back as before',
+    'after every 4xx write, the records and the change feed read back as before; a write that changed nothing adds nothing to the feed',
     async () => {
       // Fresh owners with a few records each, so that a snapshot stays a handful of small pages.
       const fresh = await populate(server, true)
@@ -1187,7 +1235,11 @@ describe('rejected requests change nothing', () => {
             const after = await snapshot(fresh.keys.full)
             if (res.status >= 400) {
               rejected += 1
-              if (after !== before) throw new Error(describeExchange(req, res, ['a rejected request changed the owner’s data']))
+              if (after.data !== before.data) throw new Error(describeExchange(req, res, ['a rejected request changed the owner’s data']))
+              if (after.feed !== before.feed) throw new Error(describeExchange(req, res, ['a rejected request moved the change feed']))
+            } else if (after.data === before.data && after.feed !== before.feed && !String(req.body).includes('linkedPersonId')) {
+              // CONTRACT §15: a write that changes nothing stored adds nothing (a payee's linkedPersonId is stored but never shown).
+              throw new Error(describeExchange(req, res, ['a write that changed nothing moved the change feed']))
             }
             before = after
           }
@@ -1196,6 +1248,65 @@ describe('rejected requests change nothing', () => {
       )
       expect(rejected).toBeGreaterThan(20)
       expect(await invariantProblems(fresh.keys.full)).toEqual([])
+    },
+    TIMEOUT_MS,
+  )
+})
+
+describe('money moves exactly (CONTRACT §4)', () => {
+  test(
+    'after any transaction writes, every balance is its starting point minus what left it plus what arrived',
+    async () => {
+      // Fresh owners whose account balances only transactions move (no account writes here).
+      const fresh = await populate(server, true)
+      const key = fresh.keys.full
+      const moves = operations.filter((o) => o.path.startsWith('/v1/transactions') && o.method !== 'GET')
+      /** Each account's balance with every transaction's effect taken back out: constant while only transactions change. */
+      async function bases(): Promise<Map<string, bigint>> {
+        const [accounts, transactions] = await Promise.all([listExact(key, '/v1/accounts?includeArchived=true'), listExact(key, '/v1/transactions')])
+        const base = new Map(accounts.map((a) => [a.id as string, toUnits(a.balance)]))
+        for (const t of transactions) {
+          base.set(t.accountId as string, (base.get(t.accountId as string) ?? 0n) + toUnits(t.amount))
+          if (t.isTransfer === true) base.set(t.transferToAccountId as string, (base.get(t.transferToAccountId as string) ?? 0n) - toUnits(t.destinationAmount))
+        }
+        return base
+      }
+      const start = await bases()
+      const arb = fc.array(
+        fc.constantFrom(...moves).chain((o) => requestFor(fresh, o).map((req) => ({ operation: o, req }))),
+        { minLength: 3, maxLength: 10 },
+      )
+      await fc.assert(
+        fc.asyncProperty(arb, async (batch) => {
+          for (const { operation, req } of batch) await exchange(fresh, operation, req)
+          const now = await bases()
+          const drift = [...now].filter(([id, units]) => units !== start.get(id)).map(([id, units]) => `${id}: ${start.get(id)} → ${units} units`)
+          if (drift.length) throw new Error(`balances drifted from their transactions after ${batch.map((b) => `${b.req.method} ${b.req.target} (${b.req.note})`).join(', ')}: ${drift.join('; ')}`)
+        }),
+        runParams(500, Math.ceil(RUNS / 4), 5_000),
+      )
+      expect(await invariantProblems(key)).toEqual([])
+    },
+    TIMEOUT_MS,
+  )
+})
+
+describe('concurrent requests', () => {
+  test(
+    'requests sent together are each answered as alone: no 5xx, the same shapes, consistent data after',
+    async () => {
+      await refresh(ctx)
+      const arb = fc.array(
+        fc.constantFrom(...operations).chain((o) => requestFor(ctx, o).map((req) => ({ operation: o, req }))),
+        { minLength: 4, maxLength: 12 },
+      )
+      await fc.assert(
+        fc.asyncProperty(arb, async (batch) => {
+          await Promise.all(batch.map(({ operation, req }) => exchange(ctx, operation, req)))
+        }),
+        runParams(600, Math.ceil(RUNS / 4), 4_000),
+      )
+      expect(await invariantProblems(ctx.keys.full)).toEqual([])
     },
     TIMEOUT_MS,
   )

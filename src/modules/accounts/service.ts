@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm'
 import type { Tenant } from '../../db/tenant/registry.ts'
 import { accounts } from '../../db/tenant/schema.ts'
-import { externalIdConflict, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
-import { newId } from '../../platform/ids.ts'
+import { ApiError, externalIdConflict, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
+import { isId, newId } from '../../platform/ids.ts'
 import { readMoney } from '../../platform/money.ts'
 import { decodeCursor, page } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
@@ -116,6 +116,8 @@ export function upsertAccount(tenant: Tenant, body: AccountCreateInput & { exter
 export function listAccounts(tenant: Tenant, query: { limit?: number; cursor?: string; includeArchived?: boolean }) {
   const limit = query.limit ?? 50
   const after = decodeCursor(query.cursor, 'ns') as [number, string] | undefined
+  // Payee cursors have the same [createdAt, id] shape: the id says which list a cursor is from.
+  if (after && !isId('acct', after[1])) throw new ApiError('validation_failed', "query parameter 'cursor' is not a cursor from this list")
   const rows = listAccountRows(tenant, { limit: limit + 1, after, includeArchived: query.includeArchived ?? false })
   return page(rows, limit, (row) => [row.createdAt, row.id], toAccount)
 }

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import type { Tenant } from '../../db/tenant/registry.ts'
 import { payeeAliases, payees } from '../../db/tenant/schema.ts'
 import { ApiError, externalIdConflict, invalidReference, notFound } from '../../platform/errors.ts'
-import { newId } from '../../platform/ids.ts'
+import { isId, newId } from '../../platform/ids.ts'
 import { decodeCursor, page } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
 import { findVisibleCategory } from '../categories/service.ts'
@@ -137,6 +137,8 @@ export function resolvePayeeName(tenant: Tenant, name: string): PayeeRow {
 export function listPayees(tenant: Tenant, query: { limit?: number; cursor?: string; q?: string }) {
   const limit = query.limit ?? 50
   const after = decodeCursor(query.cursor, 'ns') as [number, string] | undefined
+  // Account cursors have the same [createdAt, id] shape: the id says which list a cursor is from.
+  if (after && !isId('pay', after[1])) throw new ApiError('validation_failed', "query parameter 'cursor' is not a cursor from this list")
   const q = query.q === undefined ? undefined : normalizeName(query.q)
   const rows = listPayeeRows(tenant, { limit: limit + 1, after, q })
   return page(rows, limit, (row) => [row.createdAt, row.id], toPayee)
