@@ -721,3 +721,28 @@ function lineReader(stream: ReadableStream<Uint8Array>) {
     },
   }
 }
+
+describe('get_context over MCP', () => {
+  test('carries the feed position REST sends as X-Changes-Cursor, and defaults to 20 payees and 20 transactions', async () => {
+    const server = await startUnthrottledServer()
+    try {
+      const owner = await server.owner()
+      const account = (await server.request('POST', '/v1/accounts', { key: owner.key, body: { name: 'Main', type: 'bank', balance: 0, currency: 'EUR' } })).json.data
+      const items = Array.from({ length: 30 }, (_, i) => ({ externalId: `ctx-${i}`, accountId: account.id, amount: 1, date: '2026-11-20', payeeName: `Payee ${i}` }))
+      expect((await server.request('POST', '/v1/transactions/batch', { key: owner.key, body: { items } })).status).toBe(200)
+      const client = new Client({ name: 'ctx', version: '1' })
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${owner.key}` } } }))
+      const result = await client.callTool({ name: 'get_context', arguments: {} })
+      const body = result.structuredContent as { data: { payees: unknown[]; recentTransactions: unknown[] }; changesCursor: string }
+      expect(body.data.payees).toHaveLength(20)
+      expect(body.data.recentTransactions).toHaveLength(20)
+      expect(body.changesCursor).toStartWith('chg_')
+      await server.request('POST', '/v1/transactions/upsert', { key: owner.key, body: { ...items[0], amount: 2 } })
+      const since = await server.request('GET', `/v1/changes?cursor=${body.changesCursor}&resources=transactions`, { key: owner.key })
+      expect(since.json.data.map((change: { externalId: string }) => change.externalId)).toEqual(['ctx-0'])
+      await client.close()
+    } finally {
+      await server.stop()
+    }
+  }, 30_000)
+})

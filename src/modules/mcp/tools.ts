@@ -76,11 +76,22 @@ function bodyOf(args: Record<string, unknown>, params: TSchema | undefined, extr
 
 function run(call: ToolCall, route: AnyRoute, invocation: Invocation): ToolResult {
   const outcome = invoke(call.platform, route, call.state, call.auth, invocation)
-  return { status: outcome.status, body: JSON.parse(outcome.body) as Record<string, unknown> }
+  const body = JSON.parse(outcome.body) as Record<string, unknown>
+  // What REST says in a header an agent sees in the result: the context's feed position.
+  const changesCursor = outcome.headers?.['x-changes-cursor']
+  if (changesCursor !== undefined && outcome.status < 400) body.changesCursor = changesCursor
+  return { status: outcome.status, body }
 }
 
 /** A tool that is one route, its arguments split into path, query and body as the route declares them. */
-function direct(routes: readonly AnyRoute[], name: string, operationId: string, title: string, description: string, options: { listLimit?: number } = {}): ToolSpec {
+function direct(
+  routes: readonly AnyRoute[],
+  name: string,
+  operationId: string,
+  title: string,
+  description: string,
+  options: { listLimit?: number; defaults?: Record<string, unknown> } = {},
+): ToolSpec {
   const route = routeOf(routes, operationId)
   const isWrite = route.method === 'POST' || route.method === 'PATCH'
   return {
@@ -94,6 +105,7 @@ function direct(routes: readonly AnyRoute[], name: string, operationId: string, 
     run(call, args) {
       const query = pick(args, route.query)
       if (options.listLimit !== undefined && query && query.limit === undefined) query.limit = options.listLimit
+      if (query) for (const [name, value] of Object.entries(options.defaults ?? {})) query[name] ??= value
       const params = pick(args, route.params) as Record<string, string> | undefined
       return run(call, route, { params, query, body: isWrite ? bodyOf(args, route.params) : undefined })
     },
@@ -209,7 +221,9 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'get_context',
       'getAgentContext',
       'Read the owner’s context',
-      `Read this first. The profile, accounts, categories, most-used payees and newest transactions in one consistent snapshot. ${SIGN_CONVENTION}`,
+      `Read this first. The profile, accounts, categories, the 20 most-used payees and the 20 newest transactions (raise payeeLimit / recentTransactionLimit for more) in one consistent snapshot, and changesCursor: pass it to get_changes later to see what changed since. ${SIGN_CONVENTION}`,
+      // Smaller than REST's 50 and 50: an agent's context is precious, and it can ask for more.
+      { defaults: { payeeLimit: 20, recentTransactionLimit: 20 } },
     ),
     direct(routes, 'list_accounts', 'listAccounts', 'List accounts', `Accounts, oldest first, with current balances. ${LIST_NOTE}`, { listLimit: 50 }),
     direct(routes, 'list_categories', 'listCategories', 'List categories', `System and custom categories. ${LIST_NOTE}`, { listLimit: 50 }),
