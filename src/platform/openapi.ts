@@ -110,6 +110,9 @@ const WRITE_ERRORS: ErrorCode[] = [
   'insufficient_storage',
 ]
 
+/** What a write without a body can meet: the disk is full and nothing was written. */
+const STORAGE_WRITE_ERRORS: ErrorCode[] = ['insufficient_storage']
+
 function scopeText(spec: OperationSpec): string {
   const list = spec.scopes.map((s) => `\`${s}\``).join(', ')
   if (spec.scopesNeeded === 'any') return `Required scope: at least one of ${list}.`
@@ -141,7 +144,8 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
     if (spec.responseExample !== undefined) content.example = spec.responseExample
     responses[String(status)] = { description: SUCCESS_TEXT[status] ?? 'OK', headers, content: { 'application/json': content } }
   }
-  const codes = [...AUTHENTICATED_ERRORS, ...(isWrite ? WRITE_ERRORS : []), ...spec.errors]
+  // A DELETE writes too: a full disk refuses it like any write.
+  const codes = [...AUTHENTICATED_ERRORS, ...(isWrite ? WRITE_ERRORS : []), ...(spec.method === 'DELETE' ? STORAGE_WRITE_ERRORS : []), ...spec.errors]
   const byStatus = new Map<number, ErrorCode[]>()
   for (const code of new Set(codes)) {
     const status = ERRORS[code].status

@@ -15,7 +15,11 @@ export const LongText = t.String({ maxLength: 2000 })
 export const ExternalId = t.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Your own id for sync (1–200 characters), unique per resource' })
 export const Currency = t.String({ pattern: '^[A-Z][A-Z0-9]{2,9}$', description: 'an upper-case currency code such as EUR or BTC' })
 export const CalendarDate = t.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'a calendar date, YYYY-MM-DD', examples: ['2026-11-21'] })
-export const ClockTime = t.String({ format: 'time', pattern: '^\\d{2}:\\d{2}(:\\d{2})?$', description: 'a 24-hour time, HH:MM or HH:MM:SS', examples: ['14:30'] })
+/** A 24-hour time, HH:MM or HH:MM:SS (CONTRACT §3). */
+export const CLOCK_TIME_PATTERN = '^([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d)?$'
+// A pattern, not `format: 'time'`: in OpenAPI that is RFC 3339 full-time (seconds and an
+// offset), so generated clients would refuse "14:30". `date` is RFC 3339 full-date, as sent.
+export const ClockTime = t.String({ pattern: CLOCK_TIME_PATTERN, description: 'a time of day (HH:MM or HH:MM:SS)', examples: ['14:30', '14:30:15'] })
 /** Money in requests: a JSON number with at most 8 decimal places (checked exactly from its text). */
 export const Money = t.Number({ description: 'exact decimal, at most 8 decimal places, |value| ≤ 92233720368' })
 export const EpochMs = Type.Integer({ description: 'Unix epoch milliseconds' })

@@ -3,6 +3,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import 'elysia'
 import { ApiError } from './errors.ts'
+import { CLOCK_TIME_PATTERN } from './schemas.ts'
 
 /**
  * Request validation: one compiled TypeBox check per schema, and a `detail` that names the
@@ -19,7 +20,8 @@ export function isCalendarDate(value: string): boolean {
   const max = month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0)
   return month >= 1 && month <= 12 && day >= 1 && day <= max
 }
-export const isClockTime = (value: string) => /^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d)?$/.test(value)
+const CLOCK_TIME = new RegExp(CLOCK_TIME_PATTERN)
+export const isClockTime = (value: string) => CLOCK_TIME.test(value)
 FormatRegistry.Set('date', isCalendarDate)
 FormatRegistry.Set('time', isClockTime)
 

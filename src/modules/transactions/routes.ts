@@ -132,7 +132,8 @@ export const transactionRoutes = [
     params: TransactionParams,
     response: TransactionResponse,
     statuses: [200],
-    errors: ['not_found'],
+    // Reversing the effect can move a balance or payee total past ±92233720368: rule_violation.
+    errors: ['not_found', 'rule_violation'],
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toTransaction(deleteTransaction(tenant, params.transactionId)) } }),
   }),
 ]
