@@ -65,6 +65,20 @@ describe('cursors (CONTRACT §9; README: a cursor from another list is 422)', ()
   })
 })
 
+describe('payee search (CONTRACT §13: q is a substring match on the name or an alias)', () => {
+  test('GET /v1/payees?q=%00 → only payees whose name holds a NUL, not every payee', async () => {
+    // SQLite's LIKE stops at a NUL: the pattern '%\0%' matched every payee, and text after a NUL was never searched.
+    await server.request('POST', '/v1/payees', { key, body: { name: 'Plain grocer' } })
+    const nul = await server.request('POST', '/v1/payees', { key, body: { name: 'Odd\u0000tail shop' } })
+    expect(nul.status).toBe(201)
+    const byNul = await server.request('GET', '/v1/payees?q=%00', { key })
+    expect(byNul.status).toBe(200)
+    expect(byNul.json.data.map((p: { id: string }) => p.id)).toEqual([nul.json.data.id])
+    const afterNul = await server.request('GET', '/v1/payees?q=tail', { key })
+    expect(afterNul.json.data.map((p: { id: string }) => p.id)).toEqual([nul.json.data.id])
+  })
+})
+
 describe('Idempotency-Key (CONTRACT §8)', () => {
   // Outside the resource modules: src/platform/pipeline.ts `execute` stores every ApiError below 500
   // that a handler throws, and the money checks (src/platform/money.ts readMoney, called by the

@@ -471,14 +471,14 @@ function invalidQuery(ctx: Ctx, param: Parameter): fc.Arbitrary<string> {
 const RAW_QUERY_VALUES = ['%', '%ZZ', '%E0%A4%A', '+', '&&', '=', '%00', '%ED%A0%80', 'a=b=c']
 
 /**
- * A query string: documented parameters with valid values, and in one request of two at most one
+ * A query string: documented parameters with valid values, and in about one request of three one
  * thing wrong: a value outside its schema, an unknown parameter, a repeat, a raw odd value.
  */
 function queryString(ctx: Ctx, params: Parameter[]): fc.Arbitrary<string> {
   const names = params.map((p) => p.name)
   const values = fc.tuple(...params.map((param) => fc.option(validQuery(ctx, param), { freq: 2 })))
   const broken = fc.oneof(
-    { weight: 4, arbitrary: fc.constant(null) },
+    { weight: 8, arbitrary: fc.constant(null) },
     { weight: 2, arbitrary: fc.constantFrom(...params).chain((param) => invalidQuery(ctx, param).map((value) => ({ replace: param.name, part: `${param.name}=${encode(value)}` }))) },
     {
       weight: 1,
@@ -794,6 +794,7 @@ function problemsWith(operation: Operation | null, req: FuzzRequest, res: Answer
   if (!operation) return problems
   const misnamed = misnamedField(operation, req, res.status, body)
   if (misnamed) problems.push(misnamed)
+  if (res.status === 200 && operation.method === 'GET') problems.push(...listProblems(operation.path, req, body))
   const origin = res.status < 300 ? foreignCursor(operation, req) : null
   if (origin) problems.push(`a cursor of ${origin} was accepted by ${operation.path}`)
   const documented = operation.op.responses[String(res.status)]
@@ -815,6 +816,74 @@ function problemsWith(operation: Operation | null, req: FuzzRequest, res: Answer
       const collection = operation.path.replace(/\/upsert$/, '')
       if (res.headers.get('location') !== `${collection}/${id}`) problems.push(`Location ${res.headers.get('location')} for id ${id}`)
     }
+  }
+  return problems
+}
+
+/** CONTRACT §10: lower case, compatibility forms and accents folded, whitespace collapsed, trimmed. */
+const normalized = (text: string) => text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/g, ' ').trim()
+
+type Item = Record<string, unknown>
+const newestFirst = (a: Item, b: Item) =>
+  String(a.date) !== String(b.date) ? (String(a.date) > String(b.date) ? -1 : 1) : Number(a.createdAt) !== Number(b.createdAt) ? Number(b.createdAt) - Number(a.createdAt) : String(a.id) > String(b.id) ? -1 : 1
+const oldestFirst = (a: Item, b: Item) => (Number(a.createdAt) !== Number(b.createdAt) ? Number(a.createdAt) - Number(b.createdAt) : String(a.id) < String(b.id) ? -1 : 1)
+
+function outOfOrder(items: Item[], order: (a: Item, b: Item) => number): boolean {
+  return items.some((item, i) => i > 0 && order(items[i - 1] as Item, item) > 0)
+}
+
+/**
+ * A 200 list honours what was asked (CONTRACT §9): page size and envelope, order, and every filter;
+ * the agent context its limits, orders and archive filter.
+ */
+function listProblems(path: string, req: FuzzRequest, body: unknown): string[] {
+  if (!path.startsWith('/v1/') || body === null || typeof body !== 'object') return []
+  const q = Object.fromEntries(new URL(req.target, 'http://x').searchParams)
+  const problems: string[] = []
+  if (path === '/v1/agent/context') {
+    const data = (body as { data: { accounts: Item[]; categories: Item[]; payees: Item[]; recentTransactions: Item[] } }).data
+    const archived = q.includeArchived === 'true'
+    if (data.payees.length > Number(q.payeeLimit ?? 50)) problems.push(`${data.payees.length} payees for payeeLimit ${q.payeeLimit}`)
+    if (data.recentTransactions.length > Number(q.recentTransactionLimit ?? 50)) problems.push(`${data.recentTransactions.length} transactions for recentTransactionLimit ${q.recentTransactionLimit}`)
+    if (!archived && [...data.accounts, ...data.categories].some((item) => item.isArchived === true)) problems.push('archived records without includeArchived')
+    if (data.payees.some((p, i) => i > 0 && Number((data.payees[i - 1] as Item).transactionCount) < Number(p.transactionCount))) problems.push('payees not most-used first')
+    if (outOfOrder(data.recentTransactions, newestFirst)) problems.push('transactions not newest first')
+    if (outOfOrder(data.accounts, oldestFirst)) problems.push('accounts not in list order')
+    return problems
+  }
+  const page = body as { data?: Item[]; nextCursor?: unknown; hasMore?: unknown }
+  if (!Array.isArray(page.data)) return problems
+  const items = page.data
+  const limit = Number(q.limit ?? (path === '/v1/changes' ? 100 : 50))
+  if (items.length > limit) problems.push(`${items.length} items for limit ${limit}`)
+  if (path === '/v1/changes') return problems
+  if (page.hasMore === true && (typeof page.nextCursor !== 'string' || items.length !== limit)) problems.push(`hasMore with ${items.length} items and nextCursor ${page.nextCursor}`)
+  if (page.hasMore === false && page.nextCursor !== null) problems.push('no more, yet a nextCursor')
+  const every = (what: string, test: (item: Item) => boolean) => {
+    const bad = items.find((item) => !test(item))
+    if (bad) problems.push(`${what}: ${JSON.stringify(bad).slice(0, 300)}`)
+  }
+  if (path === '/v1/transactions') {
+    if (outOfOrder(items, newestFirst)) problems.push('transactions not newest first')
+    if (q.accountId !== undefined) every(`accountId=${q.accountId}`, (t) => t.accountId === q.accountId || t.transferToAccountId === q.accountId)
+    for (const field of ['categoryId', 'payeeId', 'externalId'] as const) if (q[field] !== undefined) every(`${field}=${q[field]}`, (t) => t[field] === q[field])
+    if (q.from !== undefined) every(`from=${q.from}`, (t) => String(t.date) >= (q.from as string))
+    if (q.to !== undefined) every(`to=${q.to}`, (t) => String(t.date) <= (q.to as string))
+  }
+  if (path === '/v1/accounts' || path === '/v1/categories') {
+    if (q.includeArchived !== 'true') every('archived without includeArchived', (item) => item.isArchived !== true)
+  }
+  if (path === '/v1/accounts' || path === '/v1/payees') {
+    if (outOfOrder(items, oldestFirst)) problems.push('not oldest first')
+  }
+  if (path === '/v1/categories') {
+    if (q.type !== undefined) every(`type=${q.type}`, (c) => c.type === q.type)
+    if (q.parentId !== undefined) every(`parentId=${q.parentId}`, (c) => c.parentId === q.parentId)
+    if (items.some((c, i) => i > 0 && (items[i - 1] as Item).isSystem === false && c.isSystem === true)) problems.push('a system category after a custom one')
+  }
+  if (path === '/v1/payees' && q.q !== undefined) {
+    const wanted = normalized(q.q)
+    every(`q=${q.q}`, (p) => [p.name as string, ...((p.aliases as string[]) ?? [])].some((name) => normalized(name).includes(wanted)))
   }
   return problems
 }

@@ -7,7 +7,8 @@ import type { PayeeOut } from './model.ts'
 export type PayeeRow = typeof payees.$inferSelect
 
 const after = sql`(${payees.createdAt}, ${payees.id}) > (${sql.placeholder('createdAt')}, ${sql.placeholder('id')})`
-const matches = sql`${payees.searchText} LIKE ${sql.placeholder('pattern')} ESCAPE '\\'`
+// instr, not LIKE: LIKE stops at a NUL, so '%\0%' matched every payee. Both sides are normalized (lower case).
+const matches = sql`instr(${payees.searchText}, ${sql.placeholder('q')}) > 0`
 const listOrder = [asc(payees.createdAt), asc(payees.id)]
 
 const statements = (db: TenantDrizzle) => ({
@@ -46,14 +47,11 @@ export const findPayeeByExternalId = (tenant: Tenant, externalId: string) => pay
 export const findPayeeByNormalizedName = (tenant: Tenant, name: string) => payeeQueries(tenant).byNormalizedName.get({ name })
 export const findPayeeByAlias = (tenant: Tenant, alias: string) => payeeQueries(tenant).byAlias.get({ alias })?.payee
 
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
-
 export function listPayeeRows(tenant: Tenant, opts: { limit: number; after?: [number, string]; q?: string }): PayeeRow[] {
   const q = payeeQueries(tenant)
   const position = opts.after ? { createdAt: opts.after[0], id: opts.after[1] } : undefined
   if (opts.q !== undefined) {
-    const pattern = `%${escapeLike(opts.q)}%`
-    return position ? q.nextMatchPage.all({ limit: opts.limit, pattern, ...position }) : q.firstMatchPage.all({ limit: opts.limit, pattern })
+    return position ? q.nextMatchPage.all({ limit: opts.limit, q: opts.q, ...position }) : q.firstMatchPage.all({ limit: opts.limit, q: opts.q })
   }
   return position ? q.nextPage.all({ limit: opts.limit, ...position }) : q.firstPage.all({ limit: opts.limit })
 }
