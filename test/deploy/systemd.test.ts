@@ -115,6 +115,17 @@ describe('deploy/pfin.service', () => {
     expect(bad.stderr).toContain('ProtectEverything')
     expect(bad.stderr).toContain('sometimes')
   })
+
+  test.skipIf(!systemdAnalyze)('systemd-analyze verify accepts it with the scheduled-backup lines uncommented', async () => {
+    const backups = tempDir('pfin-unit-backups-')
+    dirs.push(backups)
+    const path = unitCopy((text) =>
+      text.replace('#Environment=BACKUP_DIR=/var/backups/pfin', `Environment=BACKUP_DIR=${backups}`).replace('#ReadWritePaths=/var/backups/pfin', `ReadWritePaths=${backups}`),
+    )
+    expect(readFileSync(path, 'utf8')).toMatch(/^ReadWritePaths=/m)
+    const result = await run([systemdAnalyze as string, 'verify', path])
+    expect({ code: result.code, stderr: result.stderr.trim() }).toEqual({ code: 0, stderr: '' })
+  })
 })
 
 describe('deploy/Caddyfile', () => {
