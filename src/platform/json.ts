@@ -117,7 +117,8 @@ interface Frame {
  * Walks valid JSON text token by token, alongside the value `JSON.parse` made of it, and
  * records each number's text for its holder and key. A duplicate key resolves to the value
  * `JSON.parse` kept (the last one), whose numbers come later in the text and so win here too.
- * Short integers are not recorded: their shortest form is their text.
+ * Short integers are not recorded (their shortest form is their text) unless their holder
+ * keeps other sources.
  */
 function recordNumberSources(text: string, root: unknown): void {
   // One frame per depth, reused: a body of many small containers allocates none.
@@ -154,8 +155,12 @@ function recordNumberSources(text: string, root: unknown): void {
     } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
       const end = numberEnd(text, i)
       if (end - i > MAX_SIGNIFICANT_DIGITS) assertDigits(text, text.slice(i, end), frames.slice(0, depth))
-      // A bare number as the whole body has no holder; only its fingerprint reads it.
-      if (top?.holder && !isShortInteger(text, i, end)) record(text, top, text.slice(i, end))
+      // A bare number as the whole body has no holder; only its fingerprint reads it. Once a
+      // holder keeps sources, every later number is kept too: a duplicate key's short integer
+      // must replace the text kept for an earlier value of that key.
+      if (top?.holder && (top.sources !== null || sourcesOf(top.holder) !== undefined || !isShortInteger(text, i, end))) {
+        record(text, top, text.slice(i, end))
+      }
       i = end - 1
     }
   }

@@ -145,6 +145,28 @@ describe('limits every body is read under', () => {
   })
 })
 
+describe('duplicate keys: the last one wins, for the value and for its exact text', () => {
+  test('a short integer after a decimal is read as the integer (money and fingerprint)', async () => {
+    const key = crypto.randomUUID()
+    const res = await post('/v1/accounts', '{"name":"Dup","type":"bank","currency":"EUR","balance":1.50,"balance":2}', key)
+    expect(res.status).toBe(201)
+    expect(res.json.data.balance).toBe(2)
+    // The same request written with the single key it means replays; with the first value it does not.
+    const same = await post('/v1/accounts', '{"name":"Dup","type":"bank","currency":"EUR","balance":2}', key)
+    expect(same.headers.get('idempotent-replayed')).toBe('true')
+    expectProblem(await post('/v1/accounts', '{"name":"Dup","type":"bank","currency":"EUR","balance":1.5}', key), 409, 'idempotency_key_reused')
+  })
+
+  test('a decimal after an integer, and inside a repeated object', async () => {
+    const res = await post('/v1/accounts', '{"name":"Dup 2","type":"bank","currency":"EUR","balance":7,"balance":0.125}')
+    expect(res.json.data.balance).toBe(0.125)
+    const accountId = res.json.data.id
+    const txn = await post('/v1/transactions', `{"accountId":"${accountId}","amount":3.5,"amount":1,"date":"2026-01-02"}`)
+    expect(txn.json.data.amount).toBe(1)
+    expect((await get(`/v1/accounts/${accountId}`)).json.data.balance).toBe(-0.875)
+  })
+})
+
 /** Sends one raw HTTP/1.1 request over TCP (fetch would strip a `#fragment` from the target) and reads the answer. */
 function rawRequest(method: string, target: string, headers: Record<string, string> = {}): Promise<TestResponse> {
   const { hostname, port } = new URL(server.url)
