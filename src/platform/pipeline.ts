@@ -149,7 +149,12 @@ function performWrite(platform: Platform, route: AnyRoute, state: RequestState, 
     copyToControl(platform, idem, stored)
     return stored
   } catch (error) {
-    // A handler's 4xx is an answer like any other: stored, and replayed on retry.
+    // A handler's 4xx is an answer like any other: stored, and replayed on retry; except
+    // validation_failed (a field's shape, CONTRACT §8), which the client may fix and send again
+    // under the same key, wherever the check ran (money digits are read inside the handler).
+    if (error instanceof ApiError && error.code === 'validation_failed') {
+      return { status: error.status, body: JSON.stringify(problemBody(error.code, error.detail, state.requestId)), headers: error.headers }
+    }
     if (error instanceof ApiError && error.status < 500) {
       const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
       const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }

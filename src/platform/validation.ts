@@ -59,16 +59,22 @@ export function assertValid<T extends TSchema>(schema: T, value: unknown, where:
   const check = compile(schema)
   if (check.Check(value)) return
   const error = check.Errors(value).First()
-  throw new ApiError('validation_failed', error ? describeError(error, where) : `The request ${where} is invalid`)
+  throw new ApiError('validation_failed', error ? describeError(error, where, value) : `The request ${where} is invalid`)
 }
 
 /** `/customFields/0/label` → `customFields[0].label` */
-export function fieldName(path: string): string {
+export function fieldName(path: string, root?: unknown): string {
+  let holder = root
   return path
     .split('/')
     .slice(1)
     .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part), '')
+    .reduce((name, part) => {
+      // An index only inside an array: an object key may be all digits too (`{"0": …}`).
+      const isIndex = root === undefined ? /^\d+$/.test(part) : Array.isArray(holder)
+      holder = holder !== null && typeof holder === 'object' ? (holder as Record<string, unknown>)[part] : undefined
+      return isIndex ? `${name}[${part}]` : name ? `${name}.${part}` : part
+    }, '')
 }
 
 /** `['customFields', 0, 'label']` → `customFields[0].label` */
@@ -76,14 +82,14 @@ export function fieldPath(path: readonly (string | number)[]): string {
   return path.reduce<string>((name, part) => (typeof part === 'number' ? `${name}[${part}]` : name ? `${name}.${part}` : part), '')
 }
 
-export function describeError(error: ValueError, where: 'body' | 'query'): string {
+export function describeError(error: ValueError, where: 'body' | 'query', root?: unknown): string {
   const label = where === 'body' ? 'field' : 'query parameter'
   if (error.type === ValueErrorType.ObjectAdditionalProperties) {
-    const name = fieldName(error.path)
+    const name = fieldName(error.path, root)
     return name ? `${label} '${name}' is not allowed` : `unknown ${label}`
   }
-  if (error.type === ValueErrorType.ObjectRequiredProperty) return `${label} '${fieldName(error.path)}' is required`
-  const name = fieldName(error.path)
+  if (error.type === ValueErrorType.ObjectRequiredProperty) return `${label} '${fieldName(error.path, root)}' is required`
+  const name = fieldName(error.path, root)
   if (!name) return where === 'body' ? 'the request body must be a JSON object' : 'the query string is invalid'
   return `${label} '${name}' ${expectation(error.schema)}`
 }

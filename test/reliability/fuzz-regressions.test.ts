@@ -36,9 +36,9 @@ describe('detail names the offending field (CONTRACT §6)', () => {
     expect(problem.detail).toStartWith('items[0].payeeName')
   })
 
-  // Outside the resource modules: src/platform/validation.ts `fieldName` turns every all-digit path
-  // segment into an array index, also an object key, so an unknown key "0" is reported as `[0]`.
-  test.todo('POST /v1/accounts with an unknown key "0" → 422 that names the field 0, not an array index [0]', async () => {
+  // src/platform/validation.ts `fieldName` turned every all-digit path segment into an array index,
+  // also an object key, so an unknown key "0" was reported as `[0]`.
+  test('POST /v1/accounts with an unknown key "0" → 422 that names the field 0, not an array index [0]', async () => {
     const res = await server.request('POST', '/v1/accounts', { key, body: { name: 'A', type: 'bank', balance: 1, currency: 'EUR', 0: true } })
     const problem = expectProblem(res, 422, 'validation_failed')
     expect(problem.detail).not.toContain('[0]')
@@ -80,11 +80,10 @@ describe('payee search (CONTRACT §13: q is a substring match on the name or an 
 })
 
 describe('Idempotency-Key (CONTRACT §8)', () => {
-  // Outside the resource modules: src/platform/pipeline.ts `execute` stores every ApiError below 500
-  // that a handler throws, and the money checks (src/platform/money.ts readMoney, called by the
-  // services) and the payee-name check run inside the handler. CONTRACT §8: a 422
-  // validation_failed is not stored, "the client may fix or retry with the same key".
-  test.todo('a 422 validation_failed for too many decimals is not stored: the same key with the amount fixed creates the account (201)', async () => {
+  // src/platform/pipeline.ts stored every ApiError below 500 that a handler threw, and the money
+  // checks (readMoney, called by the services) and the payee-name check run inside the handler.
+  // CONTRACT §8: a 422 validation_failed is not stored, "the client may fix or retry with the same key".
+  test('a 422 validation_failed for too many decimals is not stored: the same key with the amount fixed creates the account (201)', async () => {
     const idempotencyKey = 'fz-regression-money'
     const first = await server.request('POST', '/v1/accounts', { key, idempotencyKey, body: { name: 'Savings', type: 'bank', balance: 1.123456789, currency: 'EUR' } })
     expectProblem(first, 422, 'validation_failed')
@@ -93,7 +92,7 @@ describe('Idempotency-Key (CONTRACT §8)', () => {
     expect(fixed.headers.get('idempotent-replayed')).toBeNull()
   })
 
-  test.todo('a 422 validation_failed for a payeeName of marks only is not stored: the same key with a real name creates the transaction (201)', async () => {
+  test('a 422 validation_failed for a payeeName of marks only is not stored: the same key with a real name creates the transaction (201)', async () => {
     const idempotencyKey = 'fz-regression-payee-name'
     const first = await server.request('POST', '/v1/transactions', { key, idempotencyKey, body: { accountId, amount: 1, date: '2026-01-01', payeeName: '\u0301' } })
     expectProblem(first, 422, 'validation_failed')
