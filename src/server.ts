@@ -33,7 +33,12 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     throw error
   }
   const idempotency = new IdempotencyStore(control, config.idempotencyTtlHours * 3_600_000)
-  const tenants = new TenantRegistry(config.dataDir, config.tenantCacheSize, (tenant) => idempotency.purge([tenant]), config.tombstoneRetentionDays * 86_400_000)
+  const tenants = new TenantRegistry(
+    config.dataDir,
+    config.tenantCacheSize,
+    (tenant) => idempotency.purge([tenant]),
+    config.tombstoneRetentionDays * 86_400_000,
+  )
   return {
     lock,
     access: config.logFormat === 'off' ? null : new AccessLog(config.logFormat),
@@ -60,30 +65,33 @@ async function peekHeaders(platform: Platform, request: Request, state: RequestS
 
 /** The keyless, uncounted routes: the API document, the docs page and its assets, health and `/`. They carry the caller's current counts. */
 function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof documentBase>, server: ServerLookup) {
-  return new Elysia({ name: 'uncounted' })
-    .onTransform(async ({ request, set }) => {
-      const state = requestStateOf(request, server)
-      set.headers['x-request-id'] = state.requestId
-      await peekHeaders(platform, request, state, set.headers)
-    })
-    .onAfterResponse(({ request, set, route }) => {
-      const state = requestStateOf(request, server)
-      const status = typeof set.status === 'number' ? set.status : 200
-      if (status < 400) platform.access?.record({ requestId: state.requestId, method: request.method, route, status, startedAt: state.startedAt, ownerId: null })
-    })
-    // The plugin builds /openapi.json. Its own page (which loads a viewer from a CDN) is given the
-    // same path, so the document's route replaces it and the plugin serves no page; /docs is pfin's own.
-    .use(swagger({ path: '/openapi.json', specPath: '/openapi.json', documentation: documentation as never, exclude: ['/docs', '/openapi.json'] }))
-    .use(docsRoutes())
-    .get('/', () => ROOT_POINTER, { detail: { hide: true } })
-    .get('/healthz', () => ({ status: 'ok' }), {
-      detail: systemOperation('health', 'Liveness check (no key needed, not counted)', 'application/json', {
-        type: 'object',
-        properties: { status: { type: 'string', const: 'ok' } },
-        required: ['status'],
-        additionalProperties: false,
-      }) as never,
-    })
+  return (
+    new Elysia({ name: 'uncounted' })
+      .onTransform(async ({ request, set }) => {
+        const state = requestStateOf(request, server)
+        set.headers['x-request-id'] = state.requestId
+        await peekHeaders(platform, request, state, set.headers)
+      })
+      .onAfterResponse(({ request, set, route }) => {
+        const state = requestStateOf(request, server)
+        const status = typeof set.status === 'number' ? set.status : 200
+        if (status < 400)
+          platform.access?.record({ requestId: state.requestId, method: request.method, route, status, startedAt: state.startedAt, ownerId: null })
+      })
+      // The plugin builds /openapi.json. Its own page (which loads a viewer from a CDN) is given the
+      // same path, so the document's route replaces it and the plugin serves no page; /docs is pfin's own.
+      .use(swagger({ path: '/openapi.json', specPath: '/openapi.json', documentation: documentation as never, exclude: ['/docs', '/openapi.json'] }))
+      .use(docsRoutes())
+      .get('/', () => ROOT_POINTER, { detail: { hide: true } })
+      .get('/healthz', () => ({ status: 'ok' }), {
+        detail: systemOperation('health', 'Liveness check (no key needed, not counted)', 'application/json', {
+          type: 'object',
+          properties: { status: { type: 'string', const: 'ok' } },
+          required: ['status'],
+          additionalProperties: false,
+        }) as never,
+      })
+  )
 }
 
 /**
@@ -119,7 +127,11 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
         const allowed = allowedMethods(app.routes, path)
         problem =
           allowed.length > 0
-            ? { code: 'method_not_allowed', detail: `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, headers: { allow: allowed.join(', ') } }
+            ? {
+                code: 'method_not_allowed',
+                detail: `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`,
+                headers: { allow: allowed.join(', ') },
+              }
             : { code: 'route_not_found', detail: `No route matches ${request.method} ${path}` }
       } else if (code === 'PARSE') {
         problem = { code: 'malformed_json', detail: 'The request body is not valid JSON' }
@@ -130,7 +142,14 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
         problem = { code: 'internal_error', detail: `Something went wrong on our side; quote request id ${requestId} when reporting it` }
       }
       const body = problemBody(problem.code, problem.detail, requestId)
-      platform.access?.record({ requestId, method: request.method, route: state.route ?? null, status: body.status, startedAt: state.startedAt, ownerId: state.auth?.subject.id ?? null })
+      platform.access?.record({
+        requestId,
+        method: request.method,
+        route: state.route ?? null,
+        status: body.status,
+        startedAt: state.startedAt,
+        ownerId: state.auth?.subject.id ?? null,
+      })
       return new Response(JSON.stringify(body), {
         status: body.status,
         headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...problem.headers },
@@ -153,7 +172,8 @@ export function listen(app: App, config: Pick<Config, 'port' | 'host'>) {
     app.listen({ port: config.port, hostname: config.host, reusePort: false, maxRequestBodySize: Number.MAX_SAFE_INTEGER })
   } catch (error) {
     const code = (error as { code?: string }).code
-    if (code === 'EADDRINUSE') throw new StartupError(`port ${config.port} on ${config.host} is already in use (another pfin or another program). Stop it, or set PORT to a free port.`)
+    if (code === 'EADDRINUSE')
+      throw new StartupError(`port ${config.port} on ${config.host} is already in use (another pfin or another program). Stop it, or set PORT to a free port.`)
     if (code === 'EACCES') throw new StartupError(`not allowed to listen on port ${config.port} (ports below 1024 need privileges). Set PORT to 1024 or above.`)
     if (code === 'EADDRNOTAVAIL') throw new StartupError(`HOST ${config.host} is not an address of this machine. Set HOST to one (0.0.0.0 for all).`)
     throw error

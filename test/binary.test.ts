@@ -113,7 +113,11 @@ test(
       expect(assetPaths.length).toBe(3)
       for (const path of assetPaths) {
         const asset = await fetch(`${base}${path}`)
-        expect({ path, status: asset.status, cache: asset.headers.get('cache-control') }).toEqual({ path, status: 200, cache: 'public, max-age=31536000, immutable' })
+        expect({ path, status: asset.status, cache: asset.headers.get('cache-control') }).toEqual({
+          path,
+          status: 200,
+          cache: 'public, max-age=31536000, immutable',
+        })
         expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(100)
       }
       const viewerPath = assetPaths.find((path) => /\/swagger-ui-[\d.]+\.js$/.test(path))

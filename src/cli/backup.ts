@@ -33,7 +33,9 @@ export async function backupCommand(ctx: OpsContext, args: string[]): Promise<nu
     const ok = problems.length === 0
     ctx.out.result(
       { ok, files: manifest.files.length, owners: manifest.owners.length, createdAt: manifest.createdAt, problems },
-      ok ? `Backup ${dir} is whole: ${manifest.files.length} files match the manifest and pass integrity_check.` : `Backup ${dir} is damaged:\n  ${problems.join('\n  ')}`,
+      ok
+        ? `Backup ${dir} is whole: ${manifest.files.length} files match the manifest and pass integrity_check.`
+        : `Backup ${dir} is damaged:\n  ${problems.join('\n  ')}`,
     )
     return ok ? 0 : 1
   }

@@ -6,7 +6,14 @@ import { type AdminContext, ownerExists, suggest } from './owner.ts'
 function parseScopes(text: string | undefined, all: boolean): Scope[] {
   if (all && text !== undefined) throw new UsageError('use either --scopes or --all-scopes, not both')
   if (all || text === undefined) return [...SCOPES]
-  const scopes = [...new Set(text.split(',').map((s) => s.trim()).filter(Boolean))]
+  const scopes = [
+    ...new Set(
+      text
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ]
   if (scopes.length === 0) throw new UsageError('--scopes needs at least one scope')
   const unknown = scopes.filter((s) => !isScope(s))
   if (unknown.length) throw new UsageError(`unknown scope ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`)
@@ -29,10 +36,7 @@ export async function keyCommand(ctx: AdminContext, sub: string | undefined, arg
       const ttl = expiresIn === undefined ? null : parseDuration(expiresIn)
       ownerExists(ctx.control, ownerId)
       const created = await createKey(ctx.control, { ownerId, scopes, name, ttlMs: ttl })
-      ctx.out.result(
-        created,
-        `Created key ${created.id} with scopes ${scopes.join(', ')}.\nThis is the only time the key is shown:\n\n  ${created.key}\n`,
-      )
+      ctx.out.result(created, `Created key ${created.id} with scopes ${scopes.join(', ')}.\nThis is the only time the key is shown:\n\n  ${created.key}\n`)
       return
     }
     case 'list': {

@@ -89,7 +89,8 @@ export function ownerCommand(ctx: AdminContext, sub: string | undefined, args: s
       const ownerId = required(flags, 'owner')
       ownerExists(ctx.control, ownerId)
       const { tier, ...profileFields } = ownerFields(flags)
-      if (tier === undefined && Object.keys(profileFields).length === 0) throw new UsageError(`owner update needs something to change: ${PROFILE_FLAGS.map((f) => `--${f}`).join(', ')}`)
+      if (tier === undefined && Object.keys(profileFields).length === 0)
+        throw new UsageError(`owner update needs something to change: ${PROFILE_FLAGS.map((f) => `--${f}`).join(', ')}`)
       ctx.control.updateOwner(ownerId, { ...profileFields, ...(tier ? { tier } : {}) })
       // The owner's file keeps its own copy of the profile, so it stays a complete export.
       if (Object.keys(profileFields).length > 0) ctx.tenants.get(ownerId).db.update(profile).set(profileFields).run()
@@ -140,7 +141,9 @@ export function ownerCommand(ctx: AdminContext, sub: string | undefined, args: s
     }
     default:
       throw new UsageError(
-        sub ? `unknown command "owner ${sub}"${suggest(sub, OWNER_COMMANDS)}; use ${OWNER_COMMANDS.join(', ')}` : `owner needs a command: ${OWNER_COMMANDS.join(', ')}`,
+        sub
+          ? `unknown command "owner ${sub}"${suggest(sub, OWNER_COMMANDS)}; use ${OWNER_COMMANDS.join(', ')}`
+          : `owner needs a command: ${OWNER_COMMANDS.join(', ')}`,
       )
   }
 }

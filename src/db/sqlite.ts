@@ -46,7 +46,12 @@ export class DamagedDatabaseError extends Error {}
 function assertIntact(db: Database): void {
   const rows = db.query<{ quick_check: string }, []>('PRAGMA quick_check').all()
   if (rows.length !== 1 || rows[0]?.quick_check !== 'ok') {
-    throw new DamagedDatabaseError(`quick_check failed: ${rows.slice(0, 3).map((row) => row.quick_check).join('; ')}`)
+    throw new DamagedDatabaseError(
+      `quick_check failed: ${rows
+        .slice(0, 3)
+        .map((row) => row.quick_check)
+        .join('; ')}`,
+    )
   }
 }
 

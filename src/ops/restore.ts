@@ -65,10 +65,7 @@ function renewEpoch(path: string): void {
 function forgetAnswersNotIn(control: Database, ownerId: string, tenantPath: string): number {
   control.run('ATTACH DATABASE ? AS restored', [tenantPath])
   try {
-    return control.run(
-      'DELETE FROM idempotency_records WHERE owner_id = ? AND key NOT IN (SELECT key FROM restored.applied_requests)',
-      [ownerId],
-    ).changes
+    return control.run('DELETE FROM idempotency_records WHERE owner_id = ? AND key NOT IN (SELECT key FROM restored.applied_requests)', [ownerId]).changes
   } finally {
     control.run('DETACH DATABASE restored')
   }
@@ -97,9 +94,7 @@ export async function restore(
   const progress = options.progress ?? (() => {})
   const { manifest, problems } = await verifyBackup(source, progress)
   if (problems.length > 0) throw new BackupError(`the backup in ${source} does not verify: ${problems.join('; ')}`)
-  const wanted: ManifestFile[] = options.ownerId
-    ? manifest.files.filter((file) => file.ownerId === options.ownerId)
-    : manifest.files
+  const wanted: ManifestFile[] = options.ownerId ? manifest.files.filter((file) => file.ownerId === options.ownerId) : manifest.files
   if (options.ownerId && wanted.length === 0) throw new BackupError(`owner ${options.ownerId} is not in the backup ${source}`)
 
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })

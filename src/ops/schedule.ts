@@ -13,7 +13,11 @@ import { MANIFEST } from './backup.ts'
 
 const PREFIX = 'pfin-'
 
-const stamp = (at: Date) => at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+const stamp = (at: Date) =>
+  at
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
 
 /** Complete backups in `dir`, oldest first (names sort by time). */
 function backups(dir: string): string[] {
@@ -30,7 +34,8 @@ function prune(dir: string, keep: number, log: (message: string) => void): void 
     log(`backup ${name} removed (BACKUP_KEEP=${keep})`)
   }
   // Left by a backup that was cut off (a stop, a crash): never mistaken for a backup, but in the way.
-  for (const name of readdirSync(dir)) if (name.startsWith(`.${PREFIX}`) && name.includes('.partial-')) rmSync(join(dir, name), { recursive: true, force: true })
+  for (const name of readdirSync(dir))
+    if (name.startsWith(`.${PREFIX}`) && name.includes('.partial-')) rmSync(join(dir, name), { recursive: true, force: true })
 }
 
 export function scheduleBackups(config: Config, log: (message: string) => void): () => void {

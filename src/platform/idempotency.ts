@@ -33,7 +33,11 @@ export function fingerprint(method: string, path: string, canonicalBody: string)
 }
 
 const appliedLookup = (db: TenantDrizzle) =>
-  db.select().from(appliedRequests).where(eq(appliedRequests.key, sql.placeholder('key'))).prepare()
+  db
+    .select()
+    .from(appliedRequests)
+    .where(eq(appliedRequests.key, sql.placeholder('key')))
+    .prepare()
 
 // An expired record of the same key may linger until the next purge: the new response replaces it.
 const appliedRecord = (db: TenantDrizzle) =>

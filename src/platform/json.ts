@@ -132,7 +132,10 @@ function recordNumberSources(text: string, root: unknown): void {
       const value = top === undefined ? root : childOf(text, top)
       const matches = typeof value === 'object' && value !== null && Array.isArray(value) === isArray
       let frame = frames[depth]
-      if (!frame) frames.push((frame = { holder: null, sources: null, isArray, index: 0, keyStart: 0, keyEnd: 0, awaitingKey: false }))
+      if (!frame) {
+        frame = { holder: null, sources: null, isArray, index: 0, keyStart: 0, keyEnd: 0, awaitingKey: false }
+        frames.push(frame)
+      }
       frame.holder = matches ? (value as Frame['holder']) : null
       frame.sources = null
       frame.isArray = isArray
@@ -186,7 +189,10 @@ function record(text: string, frame: Frame, source: string): void {
     // A holder seen before (a duplicate key resolves to the value kept) keeps its sources.
     const holder = frame.holder as object
     let sources = sourcesOf(holder)
-    if (!sources) Object.defineProperty(holder, SOURCES, { value: (sources = frame.isArray ? [] : new Map()) })
+    if (!sources) {
+      sources = frame.isArray ? [] : new Map()
+      Object.defineProperty(holder, SOURCES, { value: sources })
+    }
     frame.sources = sources
   }
   if (Array.isArray(frame.sources)) frame.sources[frame.index] = source

@@ -36,7 +36,7 @@ export function formatUnits(units: Units): string {
   const negative = units < 0n
   const abs = negative ? -units : units
   const whole = abs / UNIT
-  let fraction = (abs % UNIT).toString().padStart(SCALE, '0').replace(/0+$/, '')
+  const fraction = (abs % UNIT).toString().padStart(SCALE, '0').replace(/0+$/, '')
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`
 }
 
@@ -63,13 +63,16 @@ export function multiplyByRate(amount: Units, rateLexeme: string): Units {
   if (!d) throw new ApiError('validation_failed', 'exchangeRate must be a finite number')
   // Bodies cannot carry such a rate (decodeJson limits digits, the schema a finite double); a stored one is checked all the same.
   if (d.digits.length > MAX_SIGNIFICANT_DIGITS || Math.abs(d.exponent) > MAX_RATE_EXPONENT) {
-    throw new ApiError('validation_failed', `exchangeRate must have at most ${MAX_SIGNIFICANT_DIGITS} significant digits and lie within 1e±${MAX_RATE_EXPONENT}`)
+    throw new ApiError(
+      'validation_failed',
+      `exchangeRate must have at most ${MAX_SIGNIFICANT_DIGITS} significant digits and lie within 1e±${MAX_RATE_EXPONENT}`,
+    )
   }
   let numerator = amount * BigInt(d.digits)
   let denominator = 1n
   if (d.exponent >= 0) numerator *= 10n ** BigInt(d.exponent)
   else denominator = 10n ** BigInt(-d.exponent)
-  const negative = (numerator < 0n) !== d.negative
+  const negative = numerator < 0n !== d.negative
   const absNum = numerator < 0n ? -numerator : numerator
   const rounded = (absNum * 2n + denominator) / (2n * denominator)
   return negative ? -rounded : rounded

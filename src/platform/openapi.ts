@@ -32,7 +32,10 @@ export const HEADERS = {
   RateLimitResetDay: integerHeader('Seconds until the day window resets.'),
   RetryAfter: integerHeader('Seconds to wait before retrying.'),
   Location: { description: 'URL of the created resource.', schema: { type: 'string' } },
-  IdempotentReplayed: { description: '`true` when this is a stored response replayed for a repeated Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+  IdempotentReplayed: {
+    description: '`true` when this is a stored response replayed for a repeated Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] },
+  },
 } as const
 
 export const COMMON_HEADERS = {
@@ -48,21 +51,21 @@ export const COMMON_HEADERS = {
 type Json = Record<string, unknown>
 
 /** Deep copy as plain JSON (TypeBox keeps symbols), with titled sub-schemas moved to `components`. */
-export function toOpenApiSchema(schema: TSchema, components: Record<string, unknown>, isRoot = true): Json {
+export function toOpenApiSchema(schema: TSchema, components: Record<string, unknown>): Json {
   const plain = JSON.parse(JSON.stringify(schema)) as Json
-  return extract(plain, components, isRoot)
+  return extract(plain, components)
 }
 
-function extract(node: Json, components: Record<string, unknown>, isRoot: boolean): Json {
+function extract(node: Json, components: Record<string, unknown>): Json {
   const isSchema = typeof node.type === 'string' || Array.isArray(node.anyOf)
   const walked: Json = {}
   for (const [key, value] of Object.entries(node)) {
     if (key === 'properties' && value && typeof value === 'object') {
-      walked.properties = Object.fromEntries(Object.entries(value as Json).map(([name, child]) => [name, extract(child as Json, components, false)]))
+      walked.properties = Object.fromEntries(Object.entries(value as Json).map(([name, child]) => [name, extract(child as Json, components)]))
     } else if ((key === 'items' || key === 'additionalProperties') && value && typeof value === 'object') {
-      walked[key] = extract(value as Json, components, false)
+      walked[key] = extract(value as Json, components)
     } else if ((key === 'anyOf' || key === 'oneOf' || key === 'allOf') && Array.isArray(value)) {
-      walked[key] = value.map((child) => extract(child as Json, components, false))
+      walked[key] = value.map((child) => extract(child as Json, components))
     } else {
       walked[key] = value
     }
@@ -97,7 +100,14 @@ export interface OperationSpec {
 const SUCCESS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created' }
 
 /** The errors every authenticated route can return, and those of every POST and PATCH. */
-const AUTHENTICATED_ERRORS: ErrorCode[] = ['unauthorized', 'insufficient_scope', 'pro_tier_required', 'rate_limit_exceeded', 'internal_error', 'storage_unavailable']
+const AUTHENTICATED_ERRORS: ErrorCode[] = [
+  'unauthorized',
+  'insufficient_scope',
+  'pro_tier_required',
+  'rate_limit_exceeded',
+  'internal_error',
+  'storage_unavailable',
+]
 const WRITE_ERRORS: ErrorCode[] = [
   'idempotency_key_missing',
   'idempotency_key_invalid',
@@ -126,7 +136,7 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
     ['query', spec.query],
   ] as const) {
     if (!schema) continue
-    const plain = toOpenApiSchema(schema, components, false) as { properties?: Json; required?: string[] }
+    const plain = toOpenApiSchema(schema, components) as { properties?: Json; required?: string[] }
     for (const [name, property] of Object.entries(plain.properties ?? {})) {
       const { description, ...rest } = property as Json
       parameters.push({ name, in: where, required: where === 'path' || (plain.required ?? []).includes(name), description, schema: rest })
@@ -165,9 +175,7 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
   const operation: Json = {
     operationId: spec.operationId,
     summary: spec.summary,
-    description: [spec.description, scopeText(spec)]
-      .filter(Boolean)
-      .join('\n\n'),
+    description: [spec.description, scopeText(spec)].filter(Boolean).join('\n\n'),
     tags: [spec.tag],
     // Alternatives in `security` are ORed: one entry per scope when any one of them will do.
     security: spec.scopesNeeded === 'any' ? spec.scopes.map((scope) => ({ bearerAuth: [scope] })) : [{ bearerAuth: [...spec.scopes] }],
@@ -209,14 +217,7 @@ export function documentBase(components: Record<string, unknown>) {
       '/openapi.json': { get: systemOperation('getOpenApiDocument', 'This document (no key needed, not counted)', 'application/json', { type: 'object' }) },
       '/docs': { get: systemOperation('getDocs', 'Interactive API reference (no key needed, not counted)', 'text/html', { type: 'string' }) },
     },
-    tags: [
-      { name: 'Profile' },
-      { name: 'Accounts' },
-      { name: 'Transactions' },
-      { name: 'Categories' },
-      { name: 'Payees' },
-      { name: 'System' },
-    ],
+    tags: [{ name: 'Profile' }, { name: 'Accounts' }, { name: 'Transactions' }, { name: 'Categories' }, { name: 'Payees' }, { name: 'System' }],
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A personal API key: `pfk_…`' } },
       parameters: {

@@ -60,7 +60,14 @@ function respond(set: ResponseSetter, status: number, body: string, location?: s
 }
 
 function serialize(reply: Reply<unknown>, requestId: string, now: number, print: string): StoredResponse {
-  return { fingerprint: print, status: reply.status, body: reply.serialized ?? JSON.stringify(reply.body), location: reply.location ?? null, requestId, createdAt: now }
+  return {
+    fingerprint: print,
+    status: reply.status,
+    body: reply.serialized ?? JSON.stringify(reply.body),
+    location: reply.location ?? null,
+    requestId,
+    createdAt: now,
+  }
 }
 
 /** What a handler gets; the tenant database is opened only if the handler asks for it. */
@@ -260,17 +267,26 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       // Errors are logged by the error handler; answers here, once they are made.
       const answer = found instanceof Promise ? found.then((auth) => proceed(request, params, set, state, auth)) : proceed(request, params, set, state, found)
       if (platform.access) {
-        if (answer instanceof Promise) answer.then(() => logged(state, set), () => {})
+        if (answer instanceof Promise)
+          answer.then(
+            () => logged(state, set),
+            () => {},
+          )
         else logged(state, set)
       }
       return answer
     }
 
     const detail = buildOperation({ ...route, errors: route.errors ?? [] }, components)
-    app.route(route.method, route.path, handler as never, {
-      // Bodies and queries are read and validated by the pipeline above, in contract order.
-      parse: 'none',
-      detail,
-    } as never)
+    app.route(
+      route.method,
+      route.path,
+      handler as never,
+      {
+        // Bodies and queries are read and validated by the pipeline above, in contract order.
+        parse: 'none',
+        detail,
+      } as never,
+    )
   }
 }

@@ -12,9 +12,19 @@ export const Nullable = <T extends TSchema>(schema: T) => t.Union([schema, t.Nul
 export const Name = t.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: '1–200 characters' })
 export const ShortText = t.String({ maxLength: 200 })
 export const LongText = t.String({ maxLength: 2000 })
-export const ExternalId = t.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Your own id for sync (1–200 characters), unique per resource' })
+export const ExternalId = t.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '\\S',
+  description: 'Your own id for sync (1–200 characters), unique per resource',
+})
 export const Currency = t.String({ pattern: '^[A-Z][A-Z0-9]{2,9}$', description: 'an upper-case currency code such as EUR or BTC' })
-export const CalendarDate = t.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'a calendar date, YYYY-MM-DD', examples: ['2026-11-21'] })
+export const CalendarDate = t.String({
+  format: 'date',
+  pattern: '^\\d{4}-\\d{2}-\\d{2}$',
+  description: 'a calendar date, YYYY-MM-DD',
+  examples: ['2026-11-21'],
+})
 /** A 24-hour time, HH:MM or HH:MM:SS (CONTRACT §3). */
 export const CLOCK_TIME_PATTERN = '^([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d)?$'
 // A pattern, not `format: 'time'`: in OpenAPI that is RFC 3339 full-time (seconds and an

@@ -27,4 +27,3 @@ export function storageProblem(platform: Platform, error: unknown, state: Reques
   }
   return { code: 'storage_unavailable', detail: `Your data cannot be read or written right now; quote request id ${requestId} to the operator` }
 }
-

@@ -39,8 +39,16 @@ describe('POST /v1/accounts', () => {
     const body = { name: 'Reused', type: 'bank', balance: 1, currency: 'EUR' }
     expect((await server.request('POST', '/v1/accounts', { key: owner.key, body, idempotencyKey: key })).status).toBe(201)
     const before = await count()
-    expectProblem(await server.request('POST', '/v1/accounts', { key: owner.key, body: { ...body, balance: 2 }, idempotencyKey: key }), 409, 'idempotency_key_reused')
-    expectProblem(await server.request('POST', '/v1/accounts', { key: owner.key, body: { ...body, notes: 'x' }, idempotencyKey: key }), 409, 'idempotency_key_reused')
+    expectProblem(
+      await server.request('POST', '/v1/accounts', { key: owner.key, body: { ...body, balance: 2 }, idempotencyKey: key }),
+      409,
+      'idempotency_key_reused',
+    )
+    expectProblem(
+      await server.request('POST', '/v1/accounts', { key: owner.key, body: { ...body, notes: 'x' }, idempotencyKey: key }),
+      409,
+      'idempotency_key_reused',
+    )
     expectProblem(
       await server.request('POST', '/v1/accounts/upsert', { key: owner.key, body: { ...body, externalId: 'x' }, idempotencyKey: key }),
       409,
@@ -62,7 +70,11 @@ describe('POST /v1/accounts', () => {
     expectProblem(replay, 409, 'external_id_conflict')
 
     const fixKey = newKey()
-    const invalid = await server.request('POST', '/v1/accounts', { key: owner.key, body: { ...body, externalId: 'idem-fixed', currency: 'eur' }, idempotencyKey: fixKey })
+    const invalid = await server.request('POST', '/v1/accounts', {
+      key: owner.key,
+      body: { ...body, externalId: 'idem-fixed', currency: 'eur' },
+      idempotencyKey: fixKey,
+    })
     expectProblem(invalid, 422, 'validation_failed')
     const fixed = await server.request('POST', '/v1/accounts', { key: owner.key, body: { ...body, externalId: 'idem-fixed' }, idempotencyKey: fixKey })
     expect(fixed.status).toBe(201)
@@ -70,7 +82,11 @@ describe('POST /v1/accounts', () => {
 
   test('Idempotency-Key is required: missing → 400, nothing created', async () => {
     const before = await count()
-    const res = await server.request('POST', '/v1/accounts', { key: owner.key, body: { name: 'No key', type: 'bank', balance: 1, currency: 'EUR' }, idempotencyKey: null })
+    const res = await server.request('POST', '/v1/accounts', {
+      key: owner.key,
+      body: { name: 'No key', type: 'bank', balance: 1, currency: 'EUR' },
+      idempotencyKey: null,
+    })
     expectProblem(res, 400, 'idempotency_key_missing')
     expect(await count()).toBe(before)
   })

@@ -92,7 +92,10 @@ describe('externalId', () => {
   test('an archived account still holds its externalId', async () => {
     const archived = await createAccount(server, owner.key, { externalId: 'dup-archived' })
     expect((await server.request('DELETE', `/v1/accounts/${archived.id}`, { key: owner.key })).status).toBe(200)
-    const res = await server.request('POST', '/v1/accounts', { key: owner.key, body: { name: 'X', type: 'bank', balance: 0, currency: 'EUR', externalId: 'dup-archived' } })
+    const res = await server.request('POST', '/v1/accounts', {
+      key: owner.key,
+      body: { name: 'X', type: 'bank', balance: 0, currency: 'EUR', externalId: 'dup-archived' },
+    })
     expectProblem(res, 409, 'external_id_conflict')
   })
 })
@@ -133,10 +136,12 @@ describe('upsert', () => {
   })
 
   test('an archived match is updated and stays archived', async () => {
-    const created = (await server.request('POST', '/v1/accounts/upsert', {
-      key: owner.key,
-      body: { externalId: 'sync-arch', name: 'Old', type: 'bank', balance: 1, currency: 'EUR' },
-    })).json.data
+    const created = (
+      await server.request('POST', '/v1/accounts/upsert', {
+        key: owner.key,
+        body: { externalId: 'sync-arch', name: 'Old', type: 'bank', balance: 1, currency: 'EUR' },
+      })
+    ).json.data
     const archived = (await server.request('DELETE', `/v1/accounts/${created.id}`, { key: owner.key })).json.data
     expect(archived.isArchived).toBe(true)
     const res = await server.request('POST', '/v1/accounts/upsert', {

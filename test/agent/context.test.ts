@@ -70,7 +70,15 @@ describe('shape and contents', () => {
     expect(Object.keys(data).sort()).toEqual(['accounts', 'categories', 'me', 'payees', 'recentTransactions', 'serverTime'])
 
     expect(data.me).toEqual(await get(server, owner.key, '/v1/me'))
-    expect(data.me).toMatchObject({ id: owner.id, name: 'Agent Owner', country: 'PT', defaultCurrency: 'EUR', preferredLanguage: 'pt-PT', tier: 'pro', accessMode: 'self' })
+    expect(data.me).toMatchObject({
+      id: owner.id,
+      name: 'Agent Owner',
+      country: 'PT',
+      defaultCurrency: 'EUR',
+      preferredLanguage: 'pt-PT',
+      tier: 'pro',
+      accessMode: 'self',
+    })
     expect(data.accounts).toEqual(await listAll(server, owner.key, '/v1/accounts'))
     expect(data.accounts.map((a: Json) => a.id)).toEqual(accounts.map((a) => a.id))
     expect(data.categories).toEqual(await listAll(server, owner.key, '/v1/categories'))
@@ -145,7 +153,12 @@ describe('shape and contents', () => {
     const o = await server.owner()
     const account = await createAccount(server, o.key)
     for (let i = 0; i < 53; i++) {
-      await createTransaction(server, o.key, { accountId: account.id, amount: 1, date: `2024-03-${String((i % 28) + 1).padStart(2, '0')}`, payeeName: `Payee ${i}` })
+      await createTransaction(server, o.key, {
+        accountId: account.id,
+        amount: 1,
+        date: `2024-03-${String((i % 28) + 1).padStart(2, '0')}`,
+        payeeName: `Payee ${i}`,
+      })
     }
     const data = (await context('', o.key)).json.data
     expect(data.payees).toHaveLength(50)
@@ -221,7 +234,8 @@ describe('isolation', () => {
     const bobCategory = (await server.request('POST', '/v1/categories', { key: bob.key, body: { name: 'Bob secret category' } })).json.data
     const bobPayee = await createPayee(server, bob.key, { name: 'Bob secret payee' })
     // Many transactions, so Bob's payee would top any shared usage ranking.
-    for (let i = 0; i < 6; i++) await createTransaction(server, bob.key, { accountId: bobAccount.id, payeeId: bobPayee.id, amount: 1, date: '2030-01-01', note: 'Bob secret' })
+    for (let i = 0; i < 6; i++)
+      await createTransaction(server, bob.key, { accountId: bobAccount.id, payeeId: bobPayee.id, amount: 1, date: '2030-01-01', note: 'Bob secret' })
 
     const res = await context('?includeArchived=true&payeeLimit=500&recentTransactionLimit=500')
     const data = res.json.data

@@ -141,7 +141,9 @@ export const benchmark: Benchmark = {
         await sample(baseline, key, make(64 * 1024), 2)
       }
 
-      console.log(`1 MiB bodies, ${settings.rounds} interleaved round(s) of ${REQUESTS} requests per server; median wall time per request, and server CPU per request`)
+      console.log(
+        `1 MiB bodies, ${settings.rounds} interleaved round(s) of ${REQUESTS} requests per server; median wall time per request, and server CPU per request`,
+      )
       const worst = { ms: 0, ratio: 0, shape: '' }
       for (const [name, make] of Object.entries(SHAPES)) {
         const body = make(MIB)

@@ -74,7 +74,10 @@ async function output(cmd: string[]): Promise<string> {
   return stdout
 }
 
-function finish(tool: string, r: { requests: number; seconds: number; p50: number; p99: number; mean: number; errors: number; statuses: Record<string, number>; replayed: number }): KeyedLoadResult {
+function finish(
+  tool: string,
+  r: { requests: number; seconds: number; p50: number; p99: number; mean: number; errors: number; statuses: Record<string, number>; replayed: number },
+): KeyedLoadResult {
   let non2xx = 0
   for (const [status, count] of Object.entries(r.statuses)) if (!(Number(status) >= 200 && Number(status) < 300)) non2xx += count
   return {

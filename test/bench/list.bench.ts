@@ -110,7 +110,21 @@ function seed(path: string, owner: Owner, count: number): SeedResult {
         const externalId = rnd() < 0.2 ? `import-${String(i).padStart(8, '0')}` : null
         const note = rnd() < 0.1 ? `note ${i}` : null
         const time = rnd() < 0.3 ? `${String(Math.floor(rnd() * 24)).padStart(2, '0')}:${String(Math.floor(rnd() * 60)).padStart(2, '0')}` : null
-        insert.run(id, externalId, source, categoryId, payeeId, amount, dates[day] as string, note, time, isTransfer ? 1 : 0, destination, isTransfer ? amount : null, createdAt)
+        insert.run(
+          id,
+          externalId,
+          source,
+          categoryId,
+          payeeId,
+          amount,
+          dates[day] as string,
+          note,
+          time,
+          isTransfer ? 1 : 0,
+          destination,
+          isTransfer ? amount : null,
+          createdAt,
+        )
 
         // The effects pfin applies on create (CONTRACT §4): an expense lowers the source, a transfer credits the destination.
         balances.set(source, (balances.get(source) ?? 0n) - amount)
@@ -131,7 +145,9 @@ function seed(path: string, owner: Owner, count: number): SeedResult {
     if (rows !== count) throw new Error(`seeded ${rows} rows, expected ${count}`)
     const order = 'ORDER BY date DESC, created_at DESC, id DESC'
     const newest = db.query<{ id: string }, []>(`SELECT id FROM transactions ${order} LIMIT 1`).get()
-    const middle = db.query<{ date: string; created_at: number | bigint; id: string }, [number]>(`SELECT date, created_at, id FROM transactions ${order} LIMIT 1 OFFSET ?`).get(Math.floor(count / 2))
+    const middle = db
+      .query<{ date: string; created_at: number | bigint; id: string }, [number]>(`SELECT date, created_at, id FROM transactions ${order} LIMIT 1 OFFSET ?`)
+      .get(Math.floor(count / 2))
     if (!newest || !middle) throw new Error('no rows after seeding')
     db.run('PRAGMA journal_mode = WAL')
     const bytes = Number(db.query<{ n: number | bigint }, []>('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()').get()?.n)
@@ -184,7 +200,9 @@ export const benchmark: Benchmark = {
       for (const owner of owners) {
         const result = seed(join(dataDir, 'tenants', `${owner.ownerId}.db`), owner, owner.size)
         seeded.set(owner, result)
-        console.log(`seeded ${owner.size.toLocaleString('en-US')} transactions in ${result.seconds.toFixed(1)} s (file ${(result.bytes / 2 ** 20).toFixed(0)} MiB)`)
+        console.log(
+          `seeded ${owner.size.toLocaleString('en-US')} transactions in ${result.seconds.toFixed(1)} s (file ${(result.bytes / 2 ** 20).toFixed(0)} MiB)`,
+        )
       }
 
       const pfin = await startPfin(dataDir)
@@ -204,8 +222,10 @@ export const benchmark: Benchmark = {
       for (const variant of variants) {
         for (const owner of owners) {
           const page = await getPage(pfin, owner.key, variant.query(owner))
-          if (page.data.length !== 50 || page.hasMore !== true) throw new Error(`${variant.name} (${owner.label}): ${page.data.length} items, hasMore ${page.hasMore}`)
-          if (variant.name === 'newest 50' && page.data[0].id !== seeded.get(owner)?.newestId) throw new Error(`newest 50 (${owner.label}) does not start with the newest row`)
+          if (page.data.length !== 50 || page.hasMore !== true)
+            throw new Error(`${variant.name} (${owner.label}): ${page.data.length} items, hasMore ${page.hasMore}`)
+          if (variant.name === 'newest 50' && page.data[0].id !== seeded.get(owner)?.newestId)
+            throw new Error(`newest 50 (${owner.label}) does not start with the newest row`)
           await warm(options(variant, owner))
         }
       }
@@ -230,7 +250,9 @@ export const benchmark: Benchmark = {
         console.log(`${describe(`${variant.name}, ${bigOwner.label}`, big)}   (${big.requests} requests)`)
         const ratio = big.latencyMs.p50 / small.latencyMs.p50
         const target = variant.name === 'newest 50' ? ` (target ≤ ${TARGET})` : ''
-        console.log(`  ratio ${bigOwner.label}/${smallOwner.label}: p50 ${fmt.ratio(ratio)}${target}, p99 ${fmt.ratio(big.latencyMs.p99 / small.latencyMs.p99)}`)
+        console.log(
+          `  ratio ${bigOwner.label}/${smallOwner.label}: p50 ${fmt.ratio(ratio)}${target}, p99 ${fmt.ratio(big.latencyMs.p99 / small.latencyMs.p99)}`,
+        )
         if (variant.name === 'newest 50') {
           ratioNewest = ratio
           headline = `newest 50: p50 ${fmt.ms(small.latencyMs.p50)} (${smallOwner.label}) vs ${fmt.ms(big.latencyMs.p50)} (${bigOwner.label}), p99 ${fmt.ms(small.latencyMs.p99)} vs ${fmt.ms(big.latencyMs.p99)}, ratio ${fmt.ratio(ratio)}`

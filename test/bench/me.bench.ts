@@ -26,7 +26,8 @@ export const benchmark: Benchmark = {
       const baseline = await startBaseline(body)
       cleanup.add(() => baseline.stop())
       const check = await fetch(`${baseline.url}/v1/me`)
-      if ((await check.text()) !== body || check.headers.get('content-type') !== 'application/json') throw new Error('the baseline does not answer the same body')
+      if ((await check.text()) !== body || check.headers.get('content-type') !== 'application/json')
+        throw new Error('the baseline does not answer the same body')
 
       const pfinLoad = { url: `${pfin.url}/v1/me`, headers, pid: pfin.proc.pid }
       const baseLoad = { url: `${baseline.url}/v1/me`, headers, pid: baseline.proc.pid }
@@ -45,7 +46,8 @@ export const benchmark: Benchmark = {
           ours = await load(pfinLoad)
           base = await load(baseLoad)
         }
-        if (ours.non2xx || ours.errors || base.non2xx || base.errors) throw new Error(`responses other than 200 during the run:\n${describe('baseline', base)}\n${describe('pfin', ours)}`)
+        if (ours.non2xx || ours.errors || base.non2xx || base.errors)
+          throw new Error(`responses other than 200 during the run:\n${describe('baseline', base)}\n${describe('pfin', ours)}`)
         rounds.push({ base, ours, ratio: ours.rps / base.rps })
         console.log(`round ${round + 1}: ${describe('bare Bun.serve baseline', base).trimEnd()}`)
         console.log(`round ${round + 1}: ${describe('pfin GET /v1/me', ours).trimEnd()}   ratio ${fmt.ratio(ours.rps / base.rps)}`)
@@ -54,12 +56,16 @@ export const benchmark: Benchmark = {
       const { base, ours, ratio } = middle
 
       console.log(`load: ${ours.tool}, ${body.length}-byte body, ${rounds.length} interleaved round(s)`)
-      console.log(`ratio pfin/baseline (median of rounds): ${fmt.ratio(ratio)} (target ≥ ${TARGET}); rounds: ${rounds.map((r) => fmt.ratio(r.ratio)).join(', ')}`)
+      console.log(
+        `ratio pfin/baseline (median of rounds): ${fmt.ratio(ratio)} (target ≥ ${TARGET}); rounds: ${rounds.map((r) => fmt.ratio(r.ratio)).join(', ')}`,
+      )
       let cpuNote = ''
       if (ours.serverCpuUs && base.serverCpuUs) {
         // On a busy machine requests/s wander; CPU time per request is the steadier comparison.
         const cpuRatio = base.serverCpuUs.total / ours.serverCpuUs.total
-        console.log(`server CPU per request (median round): baseline ${base.serverCpuUs.total.toFixed(1)} µs, pfin ${ours.serverCpuUs.total.toFixed(1)} µs (baseline/pfin ${fmt.ratio(cpuRatio)})`)
+        console.log(
+          `server CPU per request (median round): baseline ${base.serverCpuUs.total.toFixed(1)} µs, pfin ${ours.serverCpuUs.total.toFixed(1)} µs (baseline/pfin ${fmt.ratio(cpuRatio)})`,
+        )
         cpuNote = `; CPU/request ratio ${fmt.ratio(cpuRatio)}`
       }
       return { targetMet: ratio >= TARGET, summary: `pfin ${fmt.rps(ours.rps)}, baseline ${fmt.rps(base.rps)}, ratio ${fmt.ratio(ratio)}${cpuNote}` }

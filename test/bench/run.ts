@@ -35,7 +35,9 @@ if (unknown.length) {
 }
 const selected = args.length ? benchmarks.filter((b) => args.includes(b.name)) : benchmarks
 
-console.log(`pfin benchmarks — bun ${Bun.version}, ${navigator.hardwareConcurrency} cpus, load by ${settings.tool}, ${settings.connections} connections, ${settings.warmup}s warm-up + ${settings.duration}s per run\n`)
+console.log(
+  `pfin benchmarks — bun ${Bun.version}, ${navigator.hardwareConcurrency} cpus, load by ${settings.tool}, ${settings.connections} connections, ${settings.warmup}s warm-up + ${settings.duration}s per run\n`,
+)
 const outcomes: [string, BenchOutcome | Error][] = []
 for (const benchmark of selected) {
   console.log(`== ${benchmark.name}: ${benchmark.description}`)

@@ -95,7 +95,12 @@ export const benchmark: Benchmark = {
         insert: `{"externalId":"new-{key}",${fields}}`,
       }
       const levels = [...new Set([1, settings.connections])]
-      const results: { variant: keyof typeof variants; connections: number; result: KeyedLoadResult; base: BaselineResult & { before: number; after: number } }[] = []
+      const results: {
+        variant: keyof typeof variants
+        connections: number
+        result: KeyedLoadResult
+        base: BaselineResult & { before: number; after: number }
+      }[] = []
       let run = 0
       for (const variant of ['update', 'insert'] as const) {
         for (const connections of levels) {
@@ -112,7 +117,14 @@ export const benchmark: Benchmark = {
             throw new Error(`invalid run (${variant}, ${connections} connections): ${describeKeyed(variant, result)}`)
           }
           const after = sqliteBaseline(join(baseDir, `${variant}-${run}-after.db`), variant, settings.duration / 2)
-          const base = { writes: before.writes + after.writes, seconds: before.seconds + after.seconds, rps: (before.writes + after.writes) / (before.seconds + after.seconds), pragmas: before.pragmas, before: before.rps, after: after.rps }
+          const base = {
+            writes: before.writes + after.writes,
+            seconds: before.seconds + after.seconds,
+            rps: (before.writes + after.writes) / (before.seconds + after.seconds),
+            pragmas: before.pragmas,
+            before: before.rps,
+            after: after.rps,
+          }
           results.push({ variant, connections, result, base })
         }
       }
@@ -130,7 +142,9 @@ export const benchmark: Benchmark = {
       const summary: string[] = []
       for (const { variant, connections, result, base } of results) {
         const ratio = result.rps / base.rps
-        console.log(`${describeKeyed(`pfin ${variant} c${connections}`, result)}   baseline ${Math.round(base.rps).toLocaleString('en-US')} writes/s (before ${Math.round(base.before).toLocaleString('en-US')}, after ${Math.round(base.after).toLocaleString('en-US')})   ratio ${fmt.ratio(ratio)}`)
+        console.log(
+          `${describeKeyed(`pfin ${variant} c${connections}`, result)}   baseline ${Math.round(base.rps).toLocaleString('en-US')} writes/s (before ${Math.round(base.before).toLocaleString('en-US')}, after ${Math.round(base.after).toLocaleString('en-US')})   ratio ${fmt.ratio(ratio)}`,
+        )
         summary.push(`${variant} c${connections} ${fmt.rps(result.rps)} vs ${Math.round(base.rps).toLocaleString('en-US')} writes/s (${fmt.ratio(ratio)})`)
       }
       return { summary: summary.join(', ') }

@@ -119,9 +119,20 @@ describe('upsert', () => {
     expect(first.json.operation).toBe('created')
     const created = first.json.data
     expect(first.headers.get('location')).toBe(`/v1/categories/${created.id}`)
-    expect(created).toMatchObject({ externalId: 'sync-1', name: 'Gym', icon: 'dumbbell', type: 'expense', parentId: 'cat_sys_health', fullName: 'Health / Gym', depth: 1 })
+    expect(created).toMatchObject({
+      externalId: 'sync-1',
+      name: 'Gym',
+      icon: 'dumbbell',
+      type: 'expense',
+      parentId: 'cat_sys_health',
+      fullName: 'Health / Gym',
+      depth: 1,
+    })
 
-    const second = await server.request('POST', '/v1/categories/upsert', { key: owner.key, body: { externalId: ' sync-1 ', name: 'Gym & Sports', color: '#00FF00' } })
+    const second = await server.request('POST', '/v1/categories/upsert', {
+      key: owner.key,
+      body: { externalId: ' sync-1 ', name: 'Gym & Sports', color: '#00FF00' },
+    })
     expect(second.status).toBe(200)
     expect(second.json.operation).toBe('updated')
     expect(second.headers.get('location')).toBeNull()
@@ -238,7 +249,11 @@ describe('system categories', () => {
     expectProblem(await server.request('GET', '/v1/categories/cat_sys_contribution_401k', { key: de.key }), 404, 'not_found')
     expectProblem(await server.request('PATCH', '/v1/categories/cat_sys_contribution_401k', { key: de.key, body: { name: 'x' } }), 404, 'not_found')
     expectProblem(await server.request('DELETE', '/v1/categories/cat_sys_contribution_401k', { key: de.key }), 404, 'not_found')
-    expectProblem(await server.request('POST', '/v1/categories', { key: de.key, body: { name: 'x', parentId: 'cat_sys_contribution_401k' } }), 422, 'invalid_reference')
+    expectProblem(
+      await server.request('POST', '/v1/categories', { key: de.key, body: { name: 'x', parentId: 'cat_sys_contribution_401k' } }),
+      422,
+      'invalid_reference',
+    )
     expect((await getCategory(server, us.key, 'cat_sys_contribution_401k')).fullName).toBe('Savings & Investments / 401(k) contribution')
     // a US owner may hang a category below it
     expect((await createCategory(server, us.key, { name: 'Roth', parentId: 'cat_sys_contribution_401k' })).fullName).toBe(
@@ -276,13 +291,7 @@ describe('archiving', () => {
     const active = (await listAll(server, owner.key)).filter((x) => !x.isSystem).map((x) => x.id)
     expect(active).toEqual([sibling.id, underSystem.id])
     const all = (await listAll(server, owner.key, 'includeArchived=true')).filter((x) => !x.isSystem)
-    expect(all).toEqual([
-      { ...a, isArchived: true },
-      { ...b, isArchived: true },
-      { ...c, isArchived: true },
-      sibling,
-      underSystem,
-    ])
+    expect(all).toEqual([{ ...a, isArchived: true }, { ...b, isArchived: true }, { ...c, isArchived: true }, sibling, underSystem])
 
     // again: 200, unchanged
     const again = await server.request('DELETE', `/v1/categories/${a.id}`, { key: owner.key })
@@ -332,11 +341,19 @@ describe('bad input is 422 validation_failed and changes nothing', () => {
       const res = await server.request('POST', '/v1/categories', { key: owner.key, body })
       expectProblem(res, 422, 'validation_failed')
     }
-    const unknown = expectProblem(await server.request('POST', '/v1/categories', { key: owner.key, body: { name: 'X', colour: 'red' } }), 422, 'validation_failed')
+    const unknown = expectProblem(
+      await server.request('POST', '/v1/categories', { key: owner.key, body: { name: 'X', colour: 'red' } }),
+      422,
+      'validation_failed',
+    )
     expect(unknown.detail).toContain('colour')
     const tooLong = expectProblem(await server.request('POST', '/v1/categories', { key: owner.key, body: { name: 'x'.repeat(201) } }), 422, 'validation_failed')
     expect(tooLong.detail).toContain('name')
-    const badType = expectProblem(await server.request('POST', '/v1/categories', { key: owner.key, body: { name: 'X', type: 'spending' } }), 422, 'validation_failed')
+    const badType = expectProblem(
+      await server.request('POST', '/v1/categories', { key: owner.key, body: { name: 'X', type: 'spending' } }),
+      422,
+      'validation_failed',
+    )
     expect(badType.detail).toContain('type')
 
     const patches: unknown[] = [{ name: null }, { name: '' }, { isSystem: true }, { type: 'both' }, { depth: 2 }, { fullName: 'x' }, { externalId: '' }]

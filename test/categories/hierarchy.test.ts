@@ -106,6 +106,8 @@ describe('hierarchy', () => {
       expectProblem(await patch(owner.key, mine.id, { parentId }), 422, 'invalid_reference')
     }
     expect(snapshot(server, owner.id)).toEqual(before)
-    expect((await createCategory(server, owner.key, { name: 'Church', parentId: 'cat_sys_kirchensteuer' })).fullName).toBe('Bills & Fees / Kirchensteuer / Church')
+    expect((await createCategory(server, owner.key, { name: 'Church', parentId: 'cat_sys_kirchensteuer' })).fullName).toBe(
+      'Bills & Fees / Kirchensteuer / Church',
+    )
   })
 })

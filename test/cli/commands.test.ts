@@ -26,7 +26,21 @@ test('help (and no command at all) → exit 0 and lists every command', async ()
   for (const word of ['help', '--help', '-h', undefined]) {
     const result = await cli(dir, ...(word === undefined ? [] : [word]))
     expect(result.code).toBe(0)
-    for (const command of ['serve', 'owner create', 'owner list', 'owner update', 'owner delete', 'owner export', 'key create', 'key list', 'key revoke', 'key rotate', 'backup', 'restore', 'mcp']) {
+    for (const command of [
+      'serve',
+      'owner create',
+      'owner list',
+      'owner update',
+      'owner delete',
+      'owner export',
+      'key create',
+      'key list',
+      'key revoke',
+      'key rotate',
+      'backup',
+      'restore',
+      'mcp',
+    ]) {
       expect(result.stdout).toContain(`pfin ${command}`)
     }
   }

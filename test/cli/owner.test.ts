@@ -34,13 +34,20 @@ describe('owner create', () => {
     const dir = dataDir()
     const created = await cliJson(
       dir,
-      'owner', 'create',
-      '--name', 'Bruno Sá',
-      '--email', 'bruno@example.com',
-      '--country', 'PT',
-      '--currency', 'EUR',
-      '--language', 'pt-BR',
-      '--tier', 'free',
+      'owner',
+      'create',
+      '--name',
+      'Bruno Sá',
+      '--email',
+      'bruno@example.com',
+      '--country',
+      'PT',
+      '--currency',
+      'EUR',
+      '--language',
+      'pt-BR',
+      '--tier',
+      'free',
     )
     const { owners } = await cliJson(dir, 'owner', 'list')
     expect(owners).toEqual([{ id: created.id, name: 'Bruno Sá', email: 'bruno@example.com', tier: 'free' }])

@@ -190,9 +190,22 @@ describe('a client generated from /openapi.json', () => {
     const client = (await import(join(workDir, 'client.ts'))) as { run: (url: string, key: string) => Promise<Record<string, unknown>> }
     // biome-ignore lint/suspicious/noExplicitAny: the run result is checked field by field
     const result: any = await client.run(server.url, owner.key)
-    expect(result.account).toMatchObject({ name: 'Generated wallet', type: 'physical', balance: 100, currency: 'EUR', customFields: [{ label: 'k', value: 'v' }] })
+    expect(result.account).toMatchObject({
+      name: 'Generated wallet',
+      type: 'physical',
+      balance: 100,
+      currency: 'EUR',
+      customFields: [{ label: 'k', value: 'v' }],
+    })
     expect(result.status).toBe(201)
-    expect(result.transaction).toMatchObject({ accountId: result.account.id, amount: 12.5, date: '2026-11-21', time: '14:30', note: 'typed', isTransfer: false })
+    expect(result.transaction).toMatchObject({
+      accountId: result.account.id,
+      amount: 12.5,
+      date: '2026-11-21',
+      time: '14:30',
+      note: 'typed',
+      isTransfer: false,
+    })
     expect(result.transaction.payeeId).toMatch(/^pay_/)
     expect(result.replayed).toBe('true')
     expect(result.accounts).toEqual([{ ...result.account, balance: 87.5 }])
@@ -319,7 +332,8 @@ describe('what the generated client relies on in the document', () => {
       // and every operation documents its error responses as problem+json
       const errors = Object.entries(op.responses).filter(([s]) => /^[45]/.test(s))
       if (errors.length === 0) problems.push(`${method} ${path}: no error responses`)
-      for (const [status, response] of errors) if (!response.content?.['application/problem+json']) problems.push(`${method} ${path} ${status}: not problem+json`)
+      for (const [status, response] of errors)
+        if (!response.content?.['application/problem+json']) problems.push(`${method} ${path} ${status}: not problem+json`)
     }
     expect(problems).toEqual([])
   })

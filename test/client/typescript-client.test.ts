@@ -34,7 +34,10 @@ let build: Promise<{ code: number; output: string }>
 
 function spawnText(cmd: string[], cwd: string): Promise<{ code: number; output: string }> {
   const proc = Bun.spawn(cmd, { cwd, stdout: 'pipe', stderr: 'pipe' })
-  return Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]).then(([out, err, code]) => ({ code, output: out + err }))
+  return Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]).then(([out, err, code]) => ({
+    code,
+    output: out + err,
+  }))
 }
 
 beforeAll(async () => {
@@ -196,7 +199,9 @@ describe('against a real server', () => {
     expect(sent.length - mark).toBe(1)
 
     // A failing item: the whole batch is refused, the item named.
-    const bad = await client.transactions.batch([...items.slice(0, 2), { ...items[2], externalId: 'imp-bad', amount: 1.123456789 }] as typeof items).catch((e) => e)
+    const bad = await client.transactions
+      .batch([...items.slice(0, 2), { ...items[2], externalId: 'imp-bad', amount: 1.123456789 }] as typeof items)
+      .catch((e) => e)
     expect(bad).toBeInstanceOf(PfinError)
     expect(bad).toMatchObject({ status: 422, code: 'validation_failed' })
     expect(bad.detail).toStartWith('items[2].amount')
@@ -302,9 +307,17 @@ describe('against a real server', () => {
   test('errors are PfinError with the problem fields; the result objects of GET/POST keep them typed', async () => {
     const client = createPfinClient({ baseUrl: server.url, apiKey: owner.key, exactDecimals: true })
     // INT64_MAX / 10^8: beyond the money range (|value| ≤ 92233720368), so 422.
-    const error = await client.post('/v1/accounts', { body: { name: 'Too rich', type: 'bank', balance: '92233720368.54775807', currency: 'EUR' } }).catch((e) => e)
+    const error = await client
+      .post('/v1/accounts', { body: { name: 'Too rich', type: 'bank', balance: '92233720368.54775807', currency: 'EUR' } })
+      .catch((e) => e)
     expect(error).toBeInstanceOf(PfinError)
-    expect(error).toMatchObject({ name: 'PfinError', status: 422, code: 'validation_failed', title: 'Validation failed', type: 'urn:pfin:problem:validation_failed' })
+    expect(error).toMatchObject({
+      name: 'PfinError',
+      status: 422,
+      code: 'validation_failed',
+      title: 'Validation failed',
+      type: 'urn:pfin:problem:validation_failed',
+    })
     expect(error.detail).toContain('balance')
     expect(error.requestId).toBe(error.response.headers.get('x-request-id'))
     expect(error.message).toContain('validation_failed')
@@ -333,12 +346,28 @@ describe('against a real server', () => {
       baseUrl: server.url,
       apiKey: owner.key,
       fetch: async () =>
-        new Response(JSON.stringify({ type: 'urn:pfin:problem:brand_new', title: 'Brand new', detail: 'x: something new', status: 422, code: 'brand_new', request_id: 'req_1' }), {
-          status: 422,
-          headers: { 'content-type': 'application/problem+json' },
-        }),
+        new Response(
+          JSON.stringify({
+            type: 'urn:pfin:problem:brand_new',
+            title: 'Brand new',
+            detail: 'x: something new',
+            status: 422,
+            code: 'brand_new',
+            request_id: 'req_1',
+          }),
+          {
+            status: 422,
+            headers: { 'content-type': 'application/problem+json' },
+          },
+        ),
     })
-    expect(await newer.get('/v1/me').catch((e) => e)).toMatchObject({ status: 422, code: 'unexpected_response', detail: 'brand_new: x: something new', requestId: 'req_1', title: 'Brand new' })
+    expect(await newer.get('/v1/me').catch((e) => e)).toMatchObject({
+      status: 422,
+      code: 'unexpected_response',
+      detail: 'brand_new: x: something new',
+      requestId: 'req_1',
+      title: 'Brand new',
+    })
   })
 
   test('a retry after a lost response reuses the Idempotency-Key: replayed, one row written', async () => {
@@ -404,7 +433,9 @@ describe('against a real server', () => {
     expect(again.balance).toBe(TOP)
     expect((await plain.get('/v1/accounts/{accountId}', { params: { path: { accountId: account.id } } })).data.balance).toBe(92233720368)
 
-    const { data: tiny } = await exact.post('/v1/transactions', { body: { accountId: account.id, amount: '0.00000001', date: '2026-11-21', payeeName: 'Exact Shop' } })
+    const { data: tiny } = await exact.post('/v1/transactions', {
+      body: { accountId: account.id, amount: '0.00000001', date: '2026-11-21', payeeName: 'Exact Shop' },
+    })
     expect(tiny.amount).toBe('0.00000001')
     expect((await exact.get('/v1/accounts/{accountId}', { params: { path: { accountId: account.id } } })).data.balance).toBe('92233720367.99999998')
     // Numbers still work, and come back as strings.
@@ -426,7 +457,9 @@ describe('against a real server', () => {
     expect(feed.map((c) => (c.data as Model<'Account', true>).balance)).toContain('92233720357.99999997')
 
     const res = await server.request('GET', '/v1/changes', { key })
-    const reviver = JSON.parse(res.text, (k, v, ctx?: { source?: string }) => ((MONEY_FIELDS as readonly string[]).includes(k) && typeof v === 'number' ? ctx?.source : v))
+    const reviver = JSON.parse(res.text, (k, v, ctx?: { source?: string }) =>
+      (MONEY_FIELDS as readonly string[]).includes(k) && typeof v === 'number' ? ctx?.source : v,
+    )
     expect(parseExact(res.text)).toEqual(reviver)
     expect(reviver.data.length).toBeGreaterThan(3)
 
@@ -438,7 +471,9 @@ describe('against a real server', () => {
 
   test('exact JSON helpers: only money keys, strings and escapes respected', () => {
     const text = '{"amount":1.10,"note":"\\"amount\\":2.5","n":{"balance":-0.00000001,"seq":12},"list":[{"totalSpent":0}],"amounts":3}'
-    expect(quoteMoneyNumbers(text)).toBe('{"amount":"1.10","note":"\\"amount\\":2.5","n":{"balance":"-0.00000001","seq":12},"list":[{"totalSpent":"0"}],"amounts":3}')
+    expect(quoteMoneyNumbers(text)).toBe(
+      '{"amount":"1.10","note":"\\"amount\\":2.5","n":{"balance":"-0.00000001","seq":12},"list":[{"totalSpent":"0"}],"amounts":3}',
+    )
     expect(stringifyExact({ amount: '1.10', b: [undefined, 1], c: undefined, d: new Date(0), exchangeRate: 2n })).toBe(
       '{"amount":1.10,"b":[null,1],"d":"1970-01-01T00:00:00.000Z","exchangeRate":2}',
     )
@@ -497,11 +532,13 @@ describe('retries', () => {
     }
     return { keys, fetch, calls: () => i }
   }
-  const problem = (status: number, code: string, headers: Record<string, string> = {}) => () =>
-    new Response(JSON.stringify({ type: `urn:pfin:problem:${code}`, title: code, detail: code, status, code, request_id: 'req_x' }), {
-      status,
-      headers: { 'content-type': 'application/problem+json', ...headers },
-    })
+  const problem =
+    (status: number, code: string, headers: Record<string, string> = {}) =>
+    () =>
+      new Response(JSON.stringify({ type: `urn:pfin:problem:${code}`, title: code, detail: code, status, code, request_id: 'req_x' }), {
+        status,
+        headers: { 'content-type': 'application/problem+json', ...headers },
+      })
   const ok = () => new Response(JSON.stringify({ data: { id: 'acct_x' } }), { status: 201, headers: { 'content-type': 'application/json' } })
   const body = { name: 'x', type: 'bank' as const, balance: 0, currency: 'EUR' }
 

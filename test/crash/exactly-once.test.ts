@@ -143,8 +143,7 @@ test('SIGKILL during a burst of idempotent creates: after restart and retries, e
     if (!first) {
       answered.set(i, outcome)
       if (outcome.replayed) appliedUnseen++
-    }
-    else laterAnswers.set(i, [...(laterAnswers.get(i) ?? []), outcome])
+    } else laterAnswers.set(i, [...(laterAnswers.get(i) ?? []), outcome])
   }
 
   /**
@@ -198,7 +197,14 @@ test('SIGKILL during a burst of idempotent creates: after restart and retries, e
   // What the files hold after the kill: every write the tenant committed carries its key.
   const tenantFile = join(dataDir, 'tenants', `${owner.id}.db`)
   const controlFile = join(dataDir, 'control.db')
-  const tenantKeys = new Set(withDb(tenantFile, (db) => db.query('SELECT key FROM applied_requests').all().map((r) => (r as { key: string }).key)))
+  const tenantKeys = new Set(
+    withDb(tenantFile, (db) =>
+      db
+        .query('SELECT key FROM applied_requests')
+        .all()
+        .map((r) => (r as { key: string }).key),
+    ),
+  )
   const tenantTxns = withDb(tenantFile, (db) => (db.query('SELECT count(*) AS n FROM transactions').get() as { n: number }).n)
   expect(tenantTxns).toBe(requests.filter((r) => tenantKeys.has(r.key)).length)
   for (const i of answered.keys()) expect(tenantKeys.has((requests[i] as (typeof requests)[number]).key)).toBe(true)
@@ -211,7 +217,11 @@ test('SIGKILL during a burst of idempotent creates: after restart and retries, e
   // Rounds 2 and 3: restart, retry every request (answered or not) in a random order, kill again part way.
   for (const round of [2, 3]) {
     server = await startServer()
-    await burst([...requests].sort(() => Math.random() - 0.5), 32, 60 + Math.floor(Math.random() * 60))
+    await burst(
+      [...requests].sort(() => Math.random() - 0.5),
+      32,
+      60 + Math.floor(Math.random() * 60),
+    )
     await server.proc.exited
     expect(server.proc.signalCode).toBe('SIGKILL')
     expect(round).toBeGreaterThan(1)
@@ -264,11 +274,14 @@ test('SIGKILL during a burst of idempotent creates: after restart and retries, e
   // The balances add up exactly.
   const spent = requests.reduce((sum, r) => sum + r.cents, 0n) * 1_000_000n
   const moved = requests.filter((r) => r.transfer).reduce((sum, r) => sum + r.cents, 0n) * 1_000_000n
-  const get = async (id: string) => balanceUnits(await (await fetch(`${server.url}/v1/accounts/${id}`, { headers: { authorization: `Bearer ${apiKey}` } })).text())
+  const get = async (id: string) =>
+    balanceUnits(await (await fetch(`${server.url}/v1/accounts/${id}`, { headers: { authorization: `Bearer ${apiKey}` } })).text())
   expect(await get(source)).toBe(1_000_000n * UNIT - spent)
   expect(await get(destination)).toBe(500n * UNIT + moved)
 
-  console.log(`crash test: ${afterRound1} answered before the first kill, ${unknownFate} requests cut off in flight (${appliedUnseen} of them had been applied), ${replays} replays checked, ${lost} control-side records dropped before the retries`)
+  console.log(
+    `crash test: ${afterRound1} answered before the first kill, ${unknownFate} requests cut off in flight (${appliedUnseen} of them had been applied), ${replays} replays checked, ${lost} control-side records dropped before the retries`,
+  )
   server.proc.kill('SIGTERM')
   expect(await server.proc.exited).toBe(0)
 }, 60_000)

@@ -111,7 +111,11 @@ describe('deploy/pfin.service', () => {
     const good = await run([systemdAnalyze as string, 'verify', unitCopy()])
     expect({ code: good.code, stderr: good.stderr.trim() }).toEqual({ code: 0, stderr: '' })
     // The check is real: an unknown setting and a bad value are reported.
-    const bad = await run([systemdAnalyze as string, 'verify', unitCopy((text) => text.replace('ProtectHome=yes', 'ProtectHome=sometimes\nProtectEverything=yes'))])
+    const bad = await run([
+      systemdAnalyze as string,
+      'verify',
+      unitCopy((text) => text.replace('ProtectHome=yes', 'ProtectHome=sometimes\nProtectEverything=yes')),
+    ])
     expect(bad.stderr).toContain('ProtectEverything')
     expect(bad.stderr).toContain('sometimes')
   })
@@ -120,7 +124,9 @@ describe('deploy/pfin.service', () => {
     const backups = tempDir('pfin-unit-backups-')
     dirs.push(backups)
     const path = unitCopy((text) =>
-      text.replace('#Environment=BACKUP_DIR=/var/backups/pfin', `Environment=BACKUP_DIR=${backups}`).replace('#ReadWritePaths=/var/backups/pfin', `ReadWritePaths=${backups}`),
+      text
+        .replace('#Environment=BACKUP_DIR=/var/backups/pfin', `Environment=BACKUP_DIR=${backups}`)
+        .replace('#ReadWritePaths=/var/backups/pfin', `ReadWritePaths=${backups}`),
     )
     expect(readFileSync(path, 'utf8')).toMatch(/^ReadWritePaths=/m)
     const result = await run([systemdAnalyze as string, 'verify', path])
@@ -157,7 +163,11 @@ describe('deploy/Caddyfile', () => {
       .replace('reverse_proxy 127.0.0.1:3000', `reverse_proxy ${upstream}`)
       .replace(/output file \S+/, 'output discard')
     writeFileSync(join(dir, 'Caddyfile'), local)
-    const proc = Bun.spawn([caddy as string, 'run', '--config', join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], { cwd: dir, stdout: 'ignore', stderr: 'pipe' })
+    const proc = Bun.spawn([caddy as string, 'run', '--config', join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], {
+      cwd: dir,
+      stdout: 'ignore',
+      stderr: 'pipe',
+    })
     try {
       const owner = await server.owner()
       let health: Response | undefined

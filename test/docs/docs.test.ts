@@ -95,7 +95,10 @@ describe('the assets', () => {
     for (const path of assets) {
       const res = await server.request('GET', path)
       expect({ path, status: res.status }).toEqual({ path, status: 200 })
-      expect({ path, type: res.headers.get('content-type') }).toEqual({ path, type: path.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8' })
+      expect({ path, type: res.headers.get('content-type') }).toEqual({
+        path,
+        type: path.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8',
+      })
       expect({ path, csp: res.headers.get('content-security-policy') }).toEqual({ path, csp: DOCS_CSP })
       expect({ path, nosniff: res.headers.get('x-content-type-options') }).toEqual({ path, nosniff: 'nosniff' })
       expect({ path, cache: res.headers.get('cache-control') }).toEqual({ path, cache: 'public, max-age=31536000, immutable' })
@@ -196,7 +199,11 @@ describe('keyless and uncounted, with the caller’s request id and counts', () 
     for (const path of paths()) {
       const res = await sendRaw(server.url, path, { headers: { authorization: `Bearer ${owner.key}`, 'x-request-id': 'docs-check.1' } })
       expect({ path, status: res.status, requestId: res.headers.get('x-request-id') }).toEqual({ path, status: 200, requestId: 'docs-check.1' })
-      expect({ path, remaining: intHeader(res, 'x-ratelimit-remaining-minute'), limit: intHeader(res, 'x-ratelimit-limit-minute') }).toEqual({ path, remaining: 49, limit: 50 })
+      expect({ path, remaining: intHeader(res, 'x-ratelimit-remaining-minute'), limit: intHeader(res, 'x-ratelimit-limit-minute') }).toEqual({
+        path,
+        remaining: 49,
+        limit: 50,
+      })
     }
     expect(intHeader(await server.request('GET', '/v1/me', { key: owner.key }), 'x-ratelimit-remaining-minute')).toBe(48)
   })

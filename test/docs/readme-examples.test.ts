@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { tempDir } from '../support/harness.ts'
 
@@ -279,7 +279,12 @@ test.skipIf(missing.length > 0)('importing a bank export: the dry run reports wh
   const report = JSON.parse(run.out[blockWith('/v1/transactions/batch')] as string)
   expect(report.summary).toEqual({ created: 1, updated: 0, unchanged: 0, skippedDeleted: 0, failed: 1 })
   expect(report.data[0]).toMatchObject({ index: 0, externalId: 'bank-20261120-001', operation: 'created', errors: [] })
-  expect(report.data[1]).toMatchObject({ index: 1, externalId: 'bank-20261120-002', operation: null, errors: [{ field: 'amount', code: 'validation_failed', detail: 'must be a number' }] })
+  expect(report.data[1]).toMatchObject({
+    index: 1,
+    externalId: 'bank-20261120-002',
+    operation: null,
+    errors: [{ field: 'amount', code: 'validation_failed', detail: 'must be a number' }],
+  })
 })
 
 test.skipIf(missing.length > 0)('admin examples run through the real CLI', () => {

@@ -54,7 +54,11 @@ async function connect(server: TestServer, key: string, options: { headers?: Rec
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
-  const result = (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: unknown; content: { type: string; text: string }[] }
+  const result = (await client.callTool({ name, arguments: args })) as {
+    isError?: boolean
+    structuredContent?: unknown
+    content: { type: string; text: string }[]
+  }
   expect(result.content[0]?.type).toBe('text')
   return { isError: result.isError === true, structured: result.structuredContent, text: result.content[0]?.text ?? '' }
 }
@@ -91,7 +95,12 @@ async function toolNames(server: TestServer, key: string): Promise<string[]> {
   }
 }
 
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+}
 
 /** One raw JSON-RPC POST to /mcp, as a client that does not use the SDK would send it. */
 function post(server: TestServer, message: unknown, headers: Record<string, string> = {}) {
@@ -180,7 +189,9 @@ describe('tools/list', () => {
     expect(byName.import_transactions.required).toEqual(['items'])
     expect(byName.update_transaction.required).toEqual(['transactionId'])
     expect(byName.search_transactions.properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 })
-    expect(Object.keys(byName.search_transactions.properties)).toEqual(expect.arrayContaining(['accountId', 'categoryId', 'payeeId', 'from', 'to', 'externalId', 'cursor']))
+    expect(Object.keys(byName.search_transactions.properties)).toEqual(
+      expect.arrayContaining(['accountId', 'categoryId', 'payeeId', 'from', 'to', 'externalId', 'cursor']),
+    )
     // The sign convention is in the descriptions of the tools that take or show amounts.
     for (const name of ['upsert_transaction', 'update_transaction', 'import_transactions', 'search_transactions', 'get_context']) {
       expect(tools.find((tool) => tool.name === name)?.description).toContain('a positive amount is an expense')
@@ -230,7 +241,13 @@ describe('every tool against its REST route', () => {
   })
 
   test('the read tools answer what their REST routes answer', async () => {
-    await rest(server, owner.key, 'POST', '/v1/transactions/upsert', { externalId: 'tx-salary', accountId: ids.account, amount: -2500, date: '2026-11-01', note: 'salary' })
+    await rest(server, owner.key, 'POST', '/v1/transactions/upsert', {
+      externalId: 'tx-salary',
+      accountId: ids.account,
+      amount: -2500,
+      date: '2026-11-01',
+      note: 'salary',
+    })
 
     const context = await ok(full, 'get_context')
     const restContext = await rest(server, owner.key, 'GET', '/v1/agent/context')
@@ -242,7 +259,9 @@ describe('every tool against its REST route', () => {
 
     const categories = await ok(full, 'list_categories')
     expect(categories).toEqual(await rest(server, owner.key, 'GET', '/v1/categories?limit=50'))
-    expect(await ok(full, 'list_categories', { type: 'expense', limit: 5 })).toEqual(await rest(server, owner.key, 'GET', '/v1/categories?type=expense&limit=5'))
+    expect(await ok(full, 'list_categories', { type: 'expense', limit: 5 })).toEqual(
+      await rest(server, owner.key, 'GET', '/v1/categories?type=expense&limit=5'),
+    )
 
     const payees = await ok(full, 'find_payees', { q: 'CORNER cafe' })
     expect(payees.data.map((p: Json) => p.id)).toEqual([ids.payee])
@@ -309,11 +328,23 @@ describe('writes', () => {
   })
 
   test('a route error is a tool error carrying the problem', async () => {
-    const problem = await toolError(full, 'upsert_transaction', { externalId: 'bad-ref', accountId: 'acct_doesnotexist', amount: 1, date: '2026-11-18' }, 'invalid_reference', 422)
+    const problem = await toolError(
+      full,
+      'upsert_transaction',
+      { externalId: 'bad-ref', accountId: 'acct_doesnotexist', amount: 1, date: '2026-11-18' },
+      'invalid_reference',
+      422,
+    )
     expect(problem.detail).toContain('accountId')
     await toolError(full, 'upsert_transaction', { externalId: 'bad-shape', accountId, amount: 1.123456789, date: '2026-11-18' }, 'validation_failed', 422)
     await toolError(full, 'upsert_transaction', { externalId: 'bad-field', accountId, amount: 1, date: '2026-11-18', colour: 'red' }, 'validation_failed', 422)
-    await toolError(full, 'upsert_transaction', { externalId: 'bad-rule', accountId, amount: 1, date: '2026-11-18', payeeId: null, payeeName: 'X' }, 'rule_violation', 422)
+    await toolError(
+      full,
+      'upsert_transaction',
+      { externalId: 'bad-rule', accountId, amount: 1, date: '2026-11-18', payeeId: null, payeeName: 'X' },
+      'rule_violation',
+      422,
+    )
     expect((await rest(server, owner.key, 'GET', '/v1/transactions?externalId=bad-ref')).data).toEqual([])
   })
 
@@ -463,7 +494,9 @@ describe('two-step tools', () => {
     // The same items again: the dry run says unchanged; a batch with a failing item gets no token.
     const again = await call(client, 'import_transactions', { items })
     expect(again.structured.data.map((item: Json) => item.operation)).toEqual(['unchanged', 'unchanged'])
-    const failing = await call(client, 'import_transactions', { items: [...items, { externalId: 'imp-3', accountId: 'acct_nope', amount: 1, date: '2026-11-12' }] })
+    const failing = await call(client, 'import_transactions', {
+      items: [...items, { externalId: 'imp-3', accountId: 'acct_nope', amount: 1, date: '2026-11-12' }],
+    })
     expect(failing.isError).toBe(false)
     expect(failing.structured.summary.failed).toBe(1)
     expect(failing.structured.confirmToken).toBeUndefined()
@@ -521,8 +554,10 @@ describe('the gate in front of /mcp', () => {
     try {
       const other = await counted.owner()
       const auth = { authorization: `Bearer ${other.key}` }
-      const account = (await counted.request('POST', '/v1/accounts', { key: other.key, body: { name: 'A', type: 'bank', balance: 0, currency: 'EUR' } })).json.data
-      const tx = (await counted.request('POST', '/v1/transactions', { key: other.key, body: { accountId: account.id, amount: 1, date: '2026-11-01' } })).json.data
+      const account = (await counted.request('POST', '/v1/accounts', { key: other.key, body: { name: 'A', type: 'bank', balance: 0, currency: 'EUR' } })).json
+        .data
+      const tx = (await counted.request('POST', '/v1/transactions', { key: other.key, body: { accountId: account.id, amount: 1, date: '2026-11-01' } })).json
+        .data
       const messages: unknown[] = [
         INITIALIZE,
         { jsonrpc: '2.0', method: 'notifications/initialized' },
@@ -535,8 +570,18 @@ describe('the gate in front of /mcp', () => {
           method: 'tools/call',
           params: { name: 'import_transactions', arguments: { items: [{ externalId: 'c-1', accountId: account.id, amount: 1, date: '2026-11-01' }] } },
         },
-        { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'upsert_transaction', arguments: { externalId: 'c-2', accountId: account.id, amount: 2, date: '2026-11-02' } } },
-        { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'upsert_transaction', arguments: { externalId: 'c-3', accountId: 'acct_nope', amount: 2, date: '2026-11-02' } } },
+        {
+          jsonrpc: '2.0',
+          id: 6,
+          method: 'tools/call',
+          params: { name: 'upsert_transaction', arguments: { externalId: 'c-2', accountId: account.id, amount: 2, date: '2026-11-02' } },
+        },
+        {
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name: 'upsert_transaction', arguments: { externalId: 'c-3', accountId: 'acct_nope', amount: 2, date: '2026-11-02' } },
+        },
         { jsonrpc: '2.0', id: 8, method: 'ping' },
       ]
       let previous: number | undefined
@@ -565,7 +610,10 @@ describe('pfin mcp (stdio bridge)', () => {
       const result = (await client.callTool({ name: 'list_accounts', arguments: {} })) as { structuredContent?: Json; isError?: boolean }
       expect(result.isError).toBeFalsy()
       expect(result.structuredContent).toEqual(await rest(server, owner.key, 'GET', '/v1/accounts'))
-      const failed = (await client.callTool({ name: 'get_transaction', arguments: { transactionId: 'tx_missing' } })) as { structuredContent?: Json; isError?: boolean }
+      const failed = (await client.callTool({ name: 'get_transaction', arguments: { transactionId: 'tx_missing' } })) as {
+        structuredContent?: Json
+        isError?: boolean
+      }
       expect(failed.isError).toBe(true)
       expect(failed.structuredContent.code).toBe('not_found')
     } finally {
@@ -727,11 +775,20 @@ describe('get_context over MCP', () => {
     const server = await startUnthrottledServer()
     try {
       const owner = await server.owner()
-      const account = (await server.request('POST', '/v1/accounts', { key: owner.key, body: { name: 'Main', type: 'bank', balance: 0, currency: 'EUR' } })).json.data
-      const items = Array.from({ length: 30 }, (_, i) => ({ externalId: `ctx-${i}`, accountId: account.id, amount: 1, date: '2026-11-20', payeeName: `Payee ${i}` }))
+      const account = (await server.request('POST', '/v1/accounts', { key: owner.key, body: { name: 'Main', type: 'bank', balance: 0, currency: 'EUR' } })).json
+        .data
+      const items = Array.from({ length: 30 }, (_, i) => ({
+        externalId: `ctx-${i}`,
+        accountId: account.id,
+        amount: 1,
+        date: '2026-11-20',
+        payeeName: `Payee ${i}`,
+      }))
       expect((await server.request('POST', '/v1/transactions/batch', { key: owner.key, body: { items } })).status).toBe(200)
       const client = new Client({ name: 'ctx', version: '1' })
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${owner.key}` } } }))
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${owner.key}` } } }),
+      )
       const result = await client.callTool({ name: 'get_context', arguments: {} })
       const body = result.structuredContent as { data: { payees: unknown[]; recentTransactions: unknown[] }; changesCursor: string }
       expect(body.data.payees).toHaveLength(20)

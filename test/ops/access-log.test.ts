@@ -29,7 +29,11 @@ async function serveAndCollect(format: string, requests: (url: string, key: stri
 test('json: one line per request with time, request id, method, route pattern, status, duration and owner; no secrets', async () => {
   let accountId = ''
   const lines = await serveAndCollect('json', async (url, key) => {
-    const created = await call(url, 'POST', '/v1/accounts', { key, idempotencyKey: 'log-1', body: JSON.stringify({ name: 'Secret Name', type: 'bank', balance: 1, currency: 'EUR' }) })
+    const created = await call(url, 'POST', '/v1/accounts', {
+      key,
+      idempotencyKey: 'log-1',
+      body: JSON.stringify({ name: 'Secret Name', type: 'bank', balance: 1, currency: 'EUR' }),
+    })
     accountId = JSON.parse(created.text).data.id
     await call(url, 'GET', `/v1/accounts/${accountId}?includeArchived=true`, { key })
     await call(url, 'GET', '/v1/transactions?externalId=very-private-value', { key })

@@ -53,7 +53,11 @@ describe('backup and restore', () => {
     const opening = new Map<string, number>()
     const accounts: string[] = []
     for (const name of ['Checking', 'Savings']) {
-      const res = await call(server.url, 'POST', '/v1/accounts', { key, body: JSON.stringify({ name, type: 'bank', balance: 1000, currency: 'EUR' }), idempotencyKey: crypto.randomUUID() })
+      const res = await call(server.url, 'POST', '/v1/accounts', {
+        key,
+        body: JSON.stringify({ name, type: 'bank', balance: 1000, currency: 'EUR' }),
+        idempotencyKey: crypto.randomUUID(),
+      })
       const id = JSON.parse(res.text).data.id as string
       accounts.push(id)
       opening.set(id, 100_000)
@@ -64,7 +68,13 @@ describe('backup and restore', () => {
     let writing = true
     const writer = (async () => {
       for (let i = 0; writing; i++) {
-        const body = JSON.stringify({ accountId: accounts[i % 2], amount: ((i % 7) + 1) * 1.25, date: '2026-11-20', payeeName: `Shop ${i % 5}`, externalId: `w-${i}` })
+        const body = JSON.stringify({
+          accountId: accounts[i % 2],
+          amount: ((i % 7) + 1) * 1.25,
+          date: '2026-11-20',
+          payeeName: `Shop ${i % 5}`,
+          externalId: `w-${i}`,
+        })
         const idempotencyKey = `write-${i}`
         const res = await call(server.url, 'POST', '/v1/transactions', { key, body, idempotencyKey })
         if (res.status === 201) acknowledged.push({ key: idempotencyKey, at: Date.now(), body })
@@ -159,7 +169,12 @@ describe('backup and restore', () => {
     expect(taken.code).toBe(1)
     expect(taken.stderr).toContain('already exists')
     // Cut a backup short: only a hidden partial folder may be left, never one with a manifest.
-    const proc = Bun.spawn(['bun', 'src/main.ts', 'backup', '--out', join(parent, 'cut')], { cwd: join(import.meta.dir, '..', '..'), env, stdout: 'ignore', stderr: 'ignore' })
+    const proc = Bun.spawn(['bun', 'src/main.ts', 'backup', '--out', join(parent, 'cut')], {
+      cwd: join(import.meta.dir, '..', '..'),
+      env,
+      stdout: 'ignore',
+      stderr: 'ignore',
+    })
     await Bun.sleep(150)
     proc.kill('SIGKILL')
     await proc.exited
@@ -185,7 +200,9 @@ describe('backup and restore', () => {
     const deadline = Date.now() + 20_000
     let names: string[] = []
     while (Date.now() < deadline) {
-      names = readdirSync(backupDir).filter((name) => name.startsWith('pfin-')).sort()
+      names = readdirSync(backupDir)
+        .filter((name) => name.startsWith('pfin-'))
+        .sort()
       if (names.length === 2 && names[0] === 'pfin-20200102T000000Z' && existsSync(join(backupDir, names[1] as string, 'manifest.json'))) break
       await Bun.sleep(200)
     }

@@ -52,7 +52,10 @@ describe('payees of another owner', () => {
   test('as a transaction’s payeeId → 422 invalid_reference; payeeName never resolves to Bob’s payee or alias', async () => {
     const before = tableRows(server, alice.id, 'transactions')
     expectProblem(
-      await server.request('POST', '/v1/transactions', { key: alice.key, body: { accountId: alicesAccount.id, amount: 1, date: '2025-01-01', payeeId: bobsPayee.id } }),
+      await server.request('POST', '/v1/transactions', {
+        key: alice.key,
+        body: { accountId: alicesAccount.id, amount: 1, date: '2025-01-01', payeeId: bobsPayee.id },
+      }),
       422,
       'invalid_reference',
     )

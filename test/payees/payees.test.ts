@@ -85,7 +85,14 @@ describe('fields', () => {
     const payee = await createPayee(server, owner.key, { name: 'Old name', externalId: 'p-old', aliases: ['x'], linkedPersonId: 'person-1' })
     const changed = await server.request('PATCH', `/v1/payees/${payee.id}`, {
       key: owner.key,
-      body: { name: ' New  Name ', externalId: 'p-new', aliases: ['NN', 'New Co'], categoryId: 'cat_sys_restaurants', linkedPersonId: 'person-2', isMerchant: true },
+      body: {
+        name: ' New  Name ',
+        externalId: 'p-new',
+        aliases: ['NN', 'New Co'],
+        categoryId: 'cat_sys_restaurants',
+        linkedPersonId: 'person-2',
+        isMerchant: true,
+      },
     })
     expect(changed.status).toBe(200)
     expect(changed.json.data).toEqual({
@@ -153,7 +160,11 @@ describe('normalizedName and uniqueness', () => {
     expectProblem(await server.request('POST', '/v1/payees', { key: owner.key, body: { name: 'Ext B', externalId: ' pay-ext ' } }), 409, 'external_id_conflict')
     expect(tableRows(server, owner.id, 'payees')).toEqual(before)
     const c = await createPayee(server, owner.key, { name: 'Ext C' })
-    expectProblem(await server.request('PATCH', `/v1/payees/${c.id}`, { key: owner.key, body: { name: 'Ext C2', externalId: 'pay-ext' } }), 409, 'external_id_conflict')
+    expectProblem(
+      await server.request('PATCH', `/v1/payees/${c.id}`, { key: owner.key, body: { name: 'Ext C2', externalId: 'pay-ext' } }),
+      409,
+      'external_id_conflict',
+    )
     expect(await get(server, owner.key, `/v1/payees/${c.id}`)).toEqual(c)
   })
 })
@@ -259,11 +270,15 @@ describe('categoryId', () => {
     const before = tableRows(server, owner.id, 'payees')
     // cat_sys_kirchensteuer exists in every file but is for DE owners only.
     for (const categoryId of [unknownId('cat'), 'cat_sys_nope', 'groceries', 'cat_sys_kirchensteuer']) {
-      expect(expectProblem(await server.request('POST', '/v1/payees', { key: owner.key, body: { name: 'Cat bad', categoryId } }), 422, 'invalid_reference').detail).toContain(
-        'categoryId',
-      )
+      expect(
+        expectProblem(await server.request('POST', '/v1/payees', { key: owner.key, body: { name: 'Cat bad', categoryId } }), 422, 'invalid_reference').detail,
+      ).toContain('categoryId')
       expectProblem(await server.request('PATCH', `/v1/payees/${payee.id}`, { key: owner.key, body: { categoryId } }), 422, 'invalid_reference')
-      expectProblem(await server.request('POST', '/v1/payees/upsert', { key: owner.key, body: { externalId: 'cat-bad', name: 'Cat bad', categoryId } }), 422, 'invalid_reference')
+      expectProblem(
+        await server.request('POST', '/v1/payees/upsert', { key: owner.key, body: { externalId: 'cat-bad', name: 'Cat bad', categoryId } }),
+        422,
+        'invalid_reference',
+      )
     }
     expect(tableRows(server, owner.id, 'payees')).toEqual(before)
   })
@@ -280,7 +295,14 @@ describe('upsert', () => {
     expect(Object.keys(first.json).sort()).toEqual(['data', 'operation'])
     const created = first.json.data
     expect(first.headers.get('location')).toBe(`/v1/payees/${created.id}`)
-    expect(created).toMatchObject({ externalId: 'up-1', name: 'Upsert Co', normalizedName: 'upsert co', aliases: ['UC'], categoryId: 'cat_sys_groceries', isMerchant: true })
+    expect(created).toMatchObject({
+      externalId: 'up-1',
+      name: 'Upsert Co',
+      normalizedName: 'upsert co',
+      aliases: ['UC'],
+      categoryId: 'cat_sys_groceries',
+      isMerchant: true,
+    })
     expectNoLinkedPersonId(first.text)
 
     const second = await server.request('POST', '/v1/payees/upsert', { key: owner.key, body: { externalId: ' up-1 ', name: 'Upsert Company' } })

@@ -110,7 +110,14 @@ describe('413 payload_too_large', () => {
 
 describe('400 malformed_json', () => {
   test('text that is not JSON', async () => {
-    for (const text of ['{"name":"A",', '{"name":"A","amount":1,}', "{'name':'A'}", 'undefined', '{"amount":NaN,"name":"A"}', '{"name":"A","amount":1} trailing']) {
+    for (const text of [
+      '{"name":"A",',
+      '{"name":"A","amount":1,}',
+      "{'name':'A'}",
+      'undefined',
+      '{"amount":NaN,"name":"A"}',
+      '{"name":"A","amount":1} trailing',
+    ]) {
       const res = await postRaw(text, { 'content-type': 'application/json' })
       try {
         expectProblem(res, 400, 'malformed_json')

@@ -73,7 +73,10 @@ export function makeFixture(): Fixture {
         }
         if (body.name === 'reject') throw new ApiError('rule_violation', `rule broken on run ${run}`)
         const id = newId('own')
-        tenant.db.insert(profile).values({ id, name: body.name, email: null, country: null, defaultCurrency: null, preferredLanguage: null, createdAt: Date.now() }).run()
+        tenant.db
+          .insert(profile)
+          .values({ id, name: body.name, email: null, country: null, defaultCurrency: null, preferredLanguage: null, createdAt: Date.now() })
+          .run()
         const rows = tenant.db.select({ n: count() }).from(profile).get()?.n ?? 0
         return { status: 201, location: `${path}/${id}`, body: { data: { id, name: body.name, run, rows } } }
       },
@@ -121,7 +124,13 @@ export function makeFixture(): Fixture {
   })
 
   return {
-    routes: [writeRoute('/v1/test-items', 'createTestItem', items), writeRoute('/v1/test-others', 'createTestOther', others), patchRoute, boomRoute, queryRoute],
+    routes: [
+      writeRoute('/v1/test-items', 'createTestItem', items),
+      writeRoute('/v1/test-others', 'createTestOther', others),
+      patchRoute,
+      boomRoute,
+      queryRoute,
+    ],
     items,
     others,
     secrets: ['SQLITE', 'SELECT', 'api_keys', 'secret_hash', '/srv/pfin', 'secret-module', '.ts:', 'at '],

@@ -63,7 +63,11 @@ describe('replay', () => {
     const runs = fixture.items.runs
     const first = await post(key, '{"name":"Tea","amount":1.50,"tags":["a","b"]}')
     expect(first.status).toBe(201)
-    for (const spelling of ['{"tags":["a","b"],"amount":1.5,"name":"Tea"}', '{ "amount" : 15e-1 , "name" : "Tea", "tags" : [ "a" , "b" ] }', '{"name":"Tea","tags":["a","b"],"amount":0.150E1}']) {
+    for (const spelling of [
+      '{"tags":["a","b"],"amount":1.5,"name":"Tea"}',
+      '{ "amount" : 15e-1 , "name" : "Tea", "tags" : [ "a" , "b" ] }',
+      '{"name":"Tea","tags":["a","b"],"amount":0.150E1}',
+    ]) {
       expectReplayOf(await post(key, spelling), first)
     }
     expect(fixture.items.runs).toBe(runs + 1)
@@ -266,7 +270,9 @@ describe('exactly once', () => {
     expect(res.status).toBe(201)
     const db = openFile(server.dataDir, `tenants/${owner.id}.db`, true)
     try {
-      const row = db.query<{ status: number; body: string; request_id: string }, [string]>('SELECT status, body, request_id FROM applied_requests WHERE key = ?').get(key)
+      const row = db
+        .query<{ status: number; body: string; request_id: string }, [string]>('SELECT status, body, request_id FROM applied_requests WHERE key = ?')
+        .get(key)
       expect(row).not.toBeNull()
       expect(Number(row?.status)).toBe(201)
       expect(row?.body).toBe(res.text)

@@ -209,7 +209,13 @@ describe('/openapi.json', () => {
     for (const { method, path, op } of withBody) {
       const content = op.requestBody?.content ?? {}
       const schema = content['application/json']?.schema
-      expect({ at: `${method} ${path}`, required: op.requestBody?.required, types: Object.keys(content), type: schema?.type, additional: schema?.additionalProperties }).toEqual({
+      expect({
+        at: `${method} ${path}`,
+        required: op.requestBody?.required,
+        types: Object.keys(content),
+        type: schema?.type,
+        additional: schema?.additionalProperties,
+      }).toEqual({
         at: `${method} ${path}`,
         required: true,
         types: ['application/json'],
@@ -222,7 +228,10 @@ describe('/openapi.json', () => {
   test('no schema uses Elysia’s lenient numeric strings (t.Integer / t.Numeric accept "12" as a number)', () => {
     const lenient: string[] = []
     const walk = (node: unknown, where: string) => {
-      if (Array.isArray(node)) return node.forEach((child, i) => walk(child, `${where}[${i}]`))
+      if (Array.isArray(node)) {
+        for (const [i, child] of node.entries()) walk(child, `${where}[${i}]`)
+        return
+      }
       if (!node || typeof node !== 'object') return
       const record = node as Record<string, unknown>
       if (record.type === 'string' && (record.format === 'integer' || record.format === 'numeric' || record.format === 'boolean')) lenient.push(where)

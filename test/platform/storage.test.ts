@@ -1,4 +1,4 @@
-import { Database } from 'bun:sqlite'
+import type { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -43,7 +43,9 @@ describe('tenant files', () => {
     const db = openFile(server.dataDir, `tenants/${a.id}.db`, true)
     try {
       expect(migrationTimes(db)).toEqual(tenantMigrations.map((m) => m.when))
-      expect(tables(db)).toEqual(expect.arrayContaining(['__drizzle_migrations', 'profile', 'applied_requests', 'accounts', 'categories', 'payees', 'transactions']))
+      expect(tables(db)).toEqual(
+        expect.arrayContaining(['__drizzle_migrations', 'profile', 'applied_requests', 'accounts', 'categories', 'payees', 'transactions']),
+      )
       // Control data never lands in a tenant file.
       expect(tables(db)).not.toContain('api_keys')
       expect(tables(db)).not.toContain('owners')

@@ -91,7 +91,16 @@ async function expectRefusedBy(api: Api, ledger: Ledger, what: string, key: stri
  * One admin loop: `rounds` rounds of seven commands, one of every kind. With a server, every
  * acknowledged key is tried against it at once, and every revocation must be honoured within 1 s.
  */
-async function adminLoop(env: Record<string, string>, ledger: Ledger, api: Api, loop: number, rounds: number, loadOwner: string, outDir: string, revokeLatencies: number[]): Promise<void> {
+async function adminLoop(
+  env: Record<string, string>,
+  ledger: Ledger,
+  api: Api,
+  loop: number,
+  rounds: number,
+  loadOwner: string,
+  outDir: string,
+  revokeLatencies: number[],
+): Promise<void> {
   for (let round = 0; round < rounds; round++) {
     const tag = `loop ${loop} round ${round}`
     const created = await run(env, ledger, 'owner', 'create', '--name', `Admin ${loop}-${round}`, '--country', 'PT', '--currency', 'EUR')
@@ -192,7 +201,15 @@ test('admin commands of every kind in parallel beside a loaded server: the serve
   const watch = (s: ServerProcess) => {
     void s.proc.exited.then(async () => {
       if (finished) return
-      deaths.push(`server died (exit ${s.proc.exitCode}, signal ${s.proc.signalCode}) after ${ledger.commands.length} admin commands: ${s.stderr().split('\n').find((l) => /panic|error/i.test(l))?.trim() ?? s.stderr().trim().slice(-200)}`)
+      deaths.push(
+        `server died (exit ${s.proc.exitCode}, signal ${s.proc.signalCode}) after ${ledger.commands.length} admin commands: ${
+          s
+            .stderr()
+            .split('\n')
+            .find((l) => /panic|error/i.test(l))
+            ?.trim() ?? s.stderr().trim().slice(-200)
+        }`,
+      )
       // restart on the same DATA_DIR so the run goes on and counts every death
       restarting = startServer(env).then((next) => {
         server = next
@@ -207,7 +224,11 @@ test('admin commands of every kind in parallel beside a loaded server: the serve
   const accounts = new Map<string, string>()
   for (const { ownerId, key } of loadKeys) {
     if (accounts.has(ownerId)) continue
-    const res = await call(server.url, 'POST', '/v1/accounts', { key, idempotencyKey: crypto.randomUUID(), body: '{"name":"Load","type":"bank","balance":1000,"currency":"EUR"}' })
+    const res = await call(server.url, 'POST', '/v1/accounts', {
+      key,
+      idempotencyKey: crypto.randomUUID(),
+      body: '{"name":"Load","type":"bank","balance":1000,"currency":"EUR"}',
+    })
     expect(res.status).toBe(201)
     accounts.set(ownerId, JSON.parse(res.text).data.id)
   }
@@ -227,7 +248,11 @@ test('admin commands of every kind in parallel beside a loaded server: the serve
           : kind === 1
             ? await call(url, 'GET', '/v1/transactions?limit=20', { key })
             : kind === 2
-              ? await call(url, 'POST', '/v1/transactions', { key, idempotencyKey: crypto.randomUUID(), body: `{"accountId":"${accounts.get(ownerId)}","amount":1.25,"date":"2026-05-01","payeeName":"Load payee ${n % 5}"}` })
+              ? await call(url, 'POST', '/v1/transactions', {
+                  key,
+                  idempotencyKey: crypto.randomUUID(),
+                  body: `{"accountId":"${accounts.get(ownerId)}","amount":1.25,"date":"2026-05-01","payeeName":"Load payee ${n % 5}"}`,
+                })
               : await call(url, 'GET', '/v1/payees?limit=10', { key })
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
       if (res.status === 0 || res.status >= 500) {
@@ -265,7 +290,11 @@ test('admin commands of every kind in parallel beside a loaded server: the serve
 
   const revokeLatencies: number[] = []
   const startedAt = Date.now()
-  await Promise.all(Array.from({ length: LOOPS }, (_, loop) => adminLoop(env, ledger, api, loop, ROUNDS, loadOwners[loop % loadOwners.length] as string, outDir, revokeLatencies)))
+  await Promise.all(
+    Array.from({ length: LOOPS }, (_, loop) =>
+      adminLoop(env, ledger, api, loop, ROUNDS, loadOwners[loop % loadOwners.length] as string, outDir, revokeLatencies),
+    ),
+  )
   const expired = await expiry
   const adminMs = Date.now() - startedAt
   loadRunning = false
@@ -275,7 +304,8 @@ test('admin commands of every kind in parallel beside a loaded server: the serve
   // Afterwards, every acknowledged owner and key is there, and the kept keys work against the server.
   const owners = await run(env, ledger, 'owner', 'list')
   const listedOwners = new Set(((owners?.owners as { id: string }[] | undefined) ?? []).map((o) => o.id))
-  for (const id of [...loadOwners, ...ledger.owners]) if (owners && !listedOwners.has(id)) ledger.problems.push(`owner ${id} acknowledged but not in owner list`)
+  for (const id of [...loadOwners, ...ledger.owners])
+    if (owners && !listedOwners.has(id)) ledger.problems.push(`owner ${id} acknowledged but not in owner list`)
   const listedKeys = new Map<string, { id: string; revokedAt: number | null; expiresAt: number | null }>()
   const byOwner = [...new Set(ledger.keys.map((k) => k.ownerId))]
   for (let i = 0; i < byOwner.length; i += LOOPS) {
@@ -297,7 +327,10 @@ test('admin commands of every kind in parallel beside a loaded server: the serve
     if (!ledger.revokeAttempted.has(k.id) && revokedAt !== null) ledger.problems.push(`key ${k.id}: never revoked, but key list shows revokedAt ${revokedAt}`)
     const res = await call(server.url, 'GET', '/v1/me', { key: k.key })
     const expected = revokedAt !== null || listed.expiresAt !== null ? 401 : 200
-    if (res.status !== expected) ledger.problems.push(`key ${k.id} (${ledger.revoked.has(k.id) ? 'revoked' : listed.expiresAt ? 'expired' : 'kept'}) got ${res.status}, expected ${expected}`)
+    if (res.status !== expected)
+      ledger.problems.push(
+        `key ${k.id} (${ledger.revoked.has(k.id) ? 'revoked' : listed.expiresAt ? 'expired' : 'kept'}) got ${res.status}, expected ${expected}`,
+      )
   }
   checkExports(ledger)
 
@@ -363,13 +396,19 @@ test('admin commands of every kind in parallel without a server: every one succe
         if (!existsSync(tenant)) ledger.problems.push(`owner ${id} acknowledged but has no database file`)
         else if (integrity(tenant) !== 'ok') ledger.problems.push(`owner ${id}: tenant file integrity_check ${integrity(tenant)}`)
       }
-      const keys = new Map((db.query('SELECT id, owner_id, revoked_at FROM api_keys').all() as { id: string; owner_id: string; revoked_at: number | null }[]).map((r) => [r.id, r]))
+      const keys = new Map(
+        (db.query('SELECT id, owner_id, revoked_at FROM api_keys').all() as { id: string; owner_id: string; revoked_at: number | null }[]).map((r) => [
+          r.id,
+          r,
+        ]),
+      )
       for (const k of ledger.keys) {
         const row = keys.get(k.id)
         if (!row) ledger.problems.push(`key ${k.id} acknowledged but not in control.db`)
         else if (row.owner_id !== k.ownerId) ledger.problems.push(`key ${k.id}: owner ${row.owner_id}, expected ${k.ownerId}`)
         else if (ledger.revoked.has(k.id) && row.revoked_at === null) ledger.problems.push(`key ${k.id}: revocation acknowledged, but revoked_at is null`)
-        else if (!ledger.revokeAttempted.has(k.id) && row.revoked_at !== null) ledger.problems.push(`key ${k.id}: never revoked, but revoked_at ${row.revoked_at}`)
+        else if (!ledger.revokeAttempted.has(k.id) && row.revoked_at !== null)
+          ledger.problems.push(`key ${k.id}: never revoked, but revoked_at ${row.revoked_at}`)
       }
     },
     { readonly: true },

@@ -109,16 +109,29 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
     const cents = someCents()
     const account = n % 4 === 0 ? 'B' : 'A'
     const payee = PAYEES[n % PAYEES.length] as string
-    add('create', 'POST', '/v1/transactions', `{"accountId":"${accountIds[account]}","amount":${lexeme(cents)},"date":"${DATE}","payeeName":"${payee}","note":"op-${ops.length}"}`, (m, i) =>
-      m.set(`op:${i}`, { account, cents, payee, transfer: false, note: `op-${i}` }),
+    add(
+      'create',
+      'POST',
+      '/v1/transactions',
+      `{"accountId":"${accountIds[account]}","amount":${lexeme(cents)},"date":"${DATE}","payeeName":"${payee}","note":"op-${ops.length}"}`,
+      (m, i) => m.set(`op:${i}`, { account, cents, payee, transfer: false, note: `op-${i}` }),
     )
   }
   for (let n = 0; n < 30; n++) {
     const cents = BigInt(rand(1, 50_000))
     const payee = n % 2 ? (PAYEES[n % PAYEES.length] as string) : null
-    const fields = [`"accountId":"${accountIds.A}"`, `"amount":${lexeme(cents)}`, `"date":"${DATE}"`, '"isTransfer":true', `"transferToAccountId":"${accountIds.B}"`, `"note":"op-${ops.length}"`]
+    const fields = [
+      `"accountId":"${accountIds.A}"`,
+      `"amount":${lexeme(cents)}`,
+      `"date":"${DATE}"`,
+      '"isTransfer":true',
+      `"transferToAccountId":"${accountIds.B}"`,
+      `"note":"op-${ops.length}"`,
+    ]
     if (payee) fields.push(`"payeeName":"${payee}"`)
-    add('transfer', 'POST', '/v1/transactions', `{${fields.join(',')}}`, (m, i) => m.set(`op:${i}`, { account: 'A', cents, payee, transfer: true, note: `op-${i}` }))
+    add('transfer', 'POST', '/v1/transactions', `{${fields.join(',')}}`, (m, i) =>
+      m.set(`op:${i}`, { account: 'A', cents, payee, transfer: true, note: `op-${i}` }),
+    )
   }
   for (let n = 0; n < 30; n++) {
     const cents = someCents()
@@ -137,8 +150,12 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
     const cents = someCents()
     const payee = PAYEES[(b + 1) % PAYEES.length] as string
     const account = b % 2 ? 'B' : 'A' // half of them move to the other account
-    add('upsert-update', 'POST', '/v1/transactions/upsert', `{"externalId":"${externalId}","accountId":"${accountIds[account]}","amount":${lexeme(cents)},"date":"${DATE}","payeeName":"${payee}"}`, (m) =>
-      m.set(id, { ...(m.get(id) as Expected), account, cents, payee }),
+    add(
+      'upsert-update',
+      'POST',
+      '/v1/transactions/upsert',
+      `{"externalId":"${externalId}","accountId":"${accountIds[account]}","amount":${lexeme(cents)},"date":"${DATE}","payeeName":"${payee}"}`,
+      (m) => m.set(id, { ...(m.get(id) as Expected), account, cents, payee }),
     )
   }
   for (let b = 20; b < 40; b++) {
@@ -170,7 +187,12 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
       return
     }
     const answer = { ...res, replayed: res.headers.get('idempotent-replayed') === 'true' }
-    const ok = op.method === 'DELETE' ? res.status === 200 : op.kind === 'create' || op.kind === 'transfer' || op.kind === 'upsert-new' ? res.status === 201 : res.status === 200
+    const ok =
+      op.method === 'DELETE'
+        ? res.status === 200
+        : op.kind === 'create' || op.kind === 'transfer' || op.kind === 'upsert-new'
+          ? res.status === 201
+          : res.status === 200
     if (ok) {
       if (!op.answer) {
         op.answer = answer
@@ -214,37 +236,48 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
 
   /** After a kill, the owner's file alone must be consistent: balances and payee totals agree with its rows. */
   const fileConsistent = (when: string) =>
-    withDb(tenantFile, (db) => {
-      const cents = (u: bigint) => {
-        if (u % UNITS_PER_CENT !== 0n) problems.push(`${when}: ${u} units is not whole cents`)
-        return u / UNITS_PER_CENT
-      }
-      const rows = db.query('SELECT account_id, payee_id, amount, is_transfer, transfer_to_account_id, destination_amount FROM transactions').all() as {
-        account_id: string
-        payee_id: string | null
-        amount: bigint
-        is_transfer: bigint
-        transfer_to_account_id: string | null
-        destination_amount: bigint | null
-      }[]
-      for (const name of ['A', 'B'] as const) {
-        const id = accountIds[name]
-        let want = initial[name]
-        for (const r of rows) {
-          if (r.account_id === id) want -= cents(r.amount)
-          if (r.transfer_to_account_id === id && r.destination_amount !== null) want += cents(r.destination_amount)
+    withDb(
+      tenantFile,
+      (db) => {
+        const cents = (u: bigint) => {
+          if (u % UNITS_PER_CENT !== 0n) problems.push(`${when}: ${u} units is not whole cents`)
+          return u / UNITS_PER_CENT
         }
-        const got = cents((db.query('SELECT balance FROM accounts WHERE id = ?').get(id) as { balance: bigint }).balance)
-        if (got !== want) problems.push(`${when}: file balance of ${name} is ${lexeme(got)}, its rows imply ${lexeme(want)}`)
-      }
-      for (const p of db.query('SELECT id, name, transaction_count, total_spent FROM payees').all() as { id: string; name: string; transaction_count: bigint; total_spent: bigint }[]) {
-        const mine = rows.filter((r) => r.payee_id === p.id)
-        const spent = mine.filter((r) => r.is_transfer === 0n && r.amount > 0n).reduce((s, r) => s + cents(r.amount), 0n)
-        if (p.transaction_count !== BigInt(mine.length) || cents(p.total_spent) !== spent) {
-          problems.push(`${when}: payee ${p.name} holds count ${p.transaction_count} / spent ${lexeme(cents(p.total_spent))}, its rows imply ${mine.length} / ${lexeme(spent)}`)
+        const rows = db.query('SELECT account_id, payee_id, amount, is_transfer, transfer_to_account_id, destination_amount FROM transactions').all() as {
+          account_id: string
+          payee_id: string | null
+          amount: bigint
+          is_transfer: bigint
+          transfer_to_account_id: string | null
+          destination_amount: bigint | null
+        }[]
+        for (const name of ['A', 'B'] as const) {
+          const id = accountIds[name]
+          let want = initial[name]
+          for (const r of rows) {
+            if (r.account_id === id) want -= cents(r.amount)
+            if (r.transfer_to_account_id === id && r.destination_amount !== null) want += cents(r.destination_amount)
+          }
+          const got = cents((db.query('SELECT balance FROM accounts WHERE id = ?').get(id) as { balance: bigint }).balance)
+          if (got !== want) problems.push(`${when}: file balance of ${name} is ${lexeme(got)}, its rows imply ${lexeme(want)}`)
         }
-      }
-    }, { safeIntegers: true })
+        for (const p of db.query('SELECT id, name, transaction_count, total_spent FROM payees').all() as {
+          id: string
+          name: string
+          transaction_count: bigint
+          total_spent: bigint
+        }[]) {
+          const mine = rows.filter((r) => r.payee_id === p.id)
+          const spent = mine.filter((r) => r.is_transfer === 0n && r.amount > 0n).reduce((s, r) => s + cents(r.amount), 0n)
+          if (p.transaction_count !== BigInt(mine.length) || cents(p.total_spent) !== spent) {
+            problems.push(
+              `${when}: payee ${p.name} holds count ${p.transaction_count} / spent ${lexeme(cents(p.total_spent))}, its rows imply ${mine.length} / ${lexeme(spent)}`,
+            )
+          }
+        }
+      },
+      { safeIntegers: true },
+    )
 
   const shuffled = () => [...ops].sort(() => Math.random() - 0.5)
 
@@ -267,7 +300,11 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
 
   // Final: restart, retry until every operation is answered, then everything once more.
   server = await startServer(env)
-  for (let round = 0; round < 20 && ops.some((o) => !o.answer); round++) await burst(ops.filter((o) => !o.answer), 24)
+  for (let round = 0; round < 20 && ops.some((o) => !o.answer); round++)
+    await burst(
+      ops.filter((o) => !o.answer),
+      24,
+    )
   expect(ops.filter((o) => !o.answer).map((o) => o.i)).toEqual([])
   await burst(ops, 24)
 

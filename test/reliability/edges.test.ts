@@ -59,7 +59,10 @@ describe('a lone surrogate in any string of a body is refused (422 validation_fa
   })
 
   test('nested fields are named by their path', async () => {
-    const res = await post('/v1/accounts', '{"name":"A","type":"bank","currency":"EUR","balance":1,"customFields":[{"label":"ok","value":"v"},{"label":"x","value":"\\udfff"}]}')
+    const res = await post(
+      '/v1/accounts',
+      '{"name":"A","type":"bank","currency":"EUR","balance":1,"customFields":[{"label":"ok","value":"v"},{"label":"x","value":"\\udfff"}]}',
+    )
     expect(expectProblem(res, 422, 'validation_failed').detail).toBe("field 'customFields[1].value' must be valid Unicode text (it holds a lone surrogate)")
   })
 
@@ -136,7 +139,11 @@ describe('limits every body is read under', () => {
     expect(first.status).toBe(201)
     for (const spelling of ['1.5', '15e-1', '0.15E+1', `1.5${'0'.repeat(5000)}`, `15${'0'.repeat(5000)}e-5001`]) {
       const again = await post('/v1/accounts', `{"balance":${spelling},"currency":"EUR","type":"bank","name":"Same"}`, key)
-      expect({ spelling: spelling.slice(0, 12), status: again.status, replayed: again.headers.get('idempotent-replayed') }).toEqual({ spelling: spelling.slice(0, 12), status: 201, replayed: 'true' })
+      expect({ spelling: spelling.slice(0, 12), status: again.status, replayed: again.headers.get('idempotent-replayed') }).toEqual({
+        spelling: spelling.slice(0, 12),
+        status: 201,
+        replayed: 'true',
+      })
     }
     for (const spelling of ['1.51', '1.5000000000000000000000000000000000001', '-1.5', '150e-1']) {
       const other = await post('/v1/accounts', `{"name":"Same","type":"bank","currency":"EUR","balance":${spelling}}`, key)
@@ -170,7 +177,12 @@ describe('duplicate keys: the last one wins, for the value and for its exact tex
 /** Sends one raw HTTP/1.1 request over TCP (fetch would strip a `#fragment` from the target) and reads the answer. */
 function rawRequest(method: string, target: string, headers: Record<string, string> = {}): Promise<TestResponse> {
   const { hostname, port } = new URL(server.url)
-  const head = [`${method} ${target} HTTP/1.1`, `Host: ${hostname}:${port}`, 'Connection: close', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)]
+  const head = [
+    `${method} ${target} HTTP/1.1`,
+    `Host: ${hostname}:${port}`,
+    'Connection: close',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ]
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     const socket = connect(Number(port), hostname, () => socket.write(`${head.join('\r\n')}\r\n\r\n`))

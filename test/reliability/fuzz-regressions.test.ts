@@ -85,18 +85,34 @@ describe('Idempotency-Key (CONTRACT §8)', () => {
   // CONTRACT §8: a 422 validation_failed is not stored, "the client may fix or retry with the same key".
   test('a 422 validation_failed for too many decimals is not stored: the same key with the amount fixed creates the account (201)', async () => {
     const idempotencyKey = 'fz-regression-money'
-    const first = await server.request('POST', '/v1/accounts', { key, idempotencyKey, body: { name: 'Savings', type: 'bank', balance: 1.123456789, currency: 'EUR' } })
+    const first = await server.request('POST', '/v1/accounts', {
+      key,
+      idempotencyKey,
+      body: { name: 'Savings', type: 'bank', balance: 1.123456789, currency: 'EUR' },
+    })
     expectProblem(first, 422, 'validation_failed')
-    const fixed = await server.request('POST', '/v1/accounts', { key, idempotencyKey, body: { name: 'Savings', type: 'bank', balance: 1.12345678, currency: 'EUR' } })
+    const fixed = await server.request('POST', '/v1/accounts', {
+      key,
+      idempotencyKey,
+      body: { name: 'Savings', type: 'bank', balance: 1.12345678, currency: 'EUR' },
+    })
     expect(fixed.status).toBe(201)
     expect(fixed.headers.get('idempotent-replayed')).toBeNull()
   })
 
   test('a 422 validation_failed for a payeeName of marks only is not stored: the same key with a real name creates the transaction (201)', async () => {
     const idempotencyKey = 'fz-regression-payee-name'
-    const first = await server.request('POST', '/v1/transactions', { key, idempotencyKey, body: { accountId, amount: 1, date: '2026-01-01', payeeName: '\u0301' } })
+    const first = await server.request('POST', '/v1/transactions', {
+      key,
+      idempotencyKey,
+      body: { accountId, amount: 1, date: '2026-01-01', payeeName: '\u0301' },
+    })
     expectProblem(first, 422, 'validation_failed')
-    const fixed = await server.request('POST', '/v1/transactions', { key, idempotencyKey, body: { accountId, amount: 1, date: '2026-01-01', payeeName: 'Café' } })
+    const fixed = await server.request('POST', '/v1/transactions', {
+      key,
+      idempotencyKey,
+      body: { accountId, amount: 1, date: '2026-01-01', payeeName: 'Café' },
+    })
     expect(fixed.status).toBe(201)
   })
 })

@@ -6,7 +6,6 @@ import { listPages, RATE_LIMIT_HEADERS, startTestServer, type TestServer } from 
 import {
   anyText,
   badDate,
-  invalidValue,
   type Json,
   type JsonSchema,
   mutatedObject,
@@ -121,7 +120,6 @@ const NOT_STORED = new Set([
   'idempotency_key_reused',
 ])
 
-
 // ---------------------------------------------------------------------------------------------
 // The server and what the owner has in it
 
@@ -200,13 +198,39 @@ async function populate(server: TestServer, withData: boolean): Promise<Ctx> {
   const stall = await ok(server, k, 'POST', '/v1/categories', { name: 'Stall', parentId: market.id, type: 'expense' })
   const gone = await ok(server, k, 'POST', '/v1/categories', { name: 'Gone', type: 'income' })
   await ok(server, k, 'DELETE', `/v1/categories/${gone.id}`)
-  const pingo = await ok(server, k, 'POST', '/v1/payees', { name: 'Pingo Doce', aliases: ['PD', 'Pingo'], externalId: 'ext-pay-1', categoryId: 'cat_sys_groceries' })
+  const pingo = await ok(server, k, 'POST', '/v1/payees', {
+    name: 'Pingo Doce',
+    aliases: ['PD', 'Pingo'],
+    externalId: 'ext-pay-1',
+    categoryId: 'cat_sys_groceries',
+  })
   await ok(server, k, 'POST', '/v1/payees', { name: 'Café Ñoño', isMerchant: true })
   await ok(server, k, 'POST', '/v1/transactions', { accountId: eur.id, amount: 12.9, date: '2026-11-21', payeeId: pingo.id })
   await ok(server, k, 'POST', '/v1/transactions', { accountId: card.id, amount: -2500, date: '2026-11-20', note: 'salary', categoryId: 'cat_sys_salary' })
-  await ok(server, k, 'POST', '/v1/transactions', { accountId: eur.id, amount: 100, date: '2026-11-19', isTransfer: true, transferToAccountId: btc.id, exchangeRate: 0.0000123 })
-  await ok(server, k, 'POST', '/v1/transactions', { accountId: eur.id, amount: 3.2, date: '2026-11-18', payeeName: 'Café Ñoño', externalId: 'ext-txn-1', time: '08:15' })
-  await ok(server, k, 'POST', '/v1/transactions', { accountId: card.id, amount: 50, date: '2026-11-17', isTransfer: true, transferToAccountId: eur.id, categoryId: stall.id })
+  await ok(server, k, 'POST', '/v1/transactions', {
+    accountId: eur.id,
+    amount: 100,
+    date: '2026-11-19',
+    isTransfer: true,
+    transferToAccountId: btc.id,
+    exchangeRate: 0.0000123,
+  })
+  await ok(server, k, 'POST', '/v1/transactions', {
+    accountId: eur.id,
+    amount: 3.2,
+    date: '2026-11-18',
+    payeeName: 'Café Ñoño',
+    externalId: 'ext-txn-1',
+    time: '08:15',
+  })
+  await ok(server, k, 'POST', '/v1/transactions', {
+    accountId: card.id,
+    amount: 50,
+    date: '2026-11-17',
+    isTransfer: true,
+    transferToAccountId: eur.id,
+    categoryId: stall.id,
+  })
 
   // Owner B: one of each, so A's requests can name someone else's ids.
   const bAcct = await ok(server, b.key, 'POST', '/v1/accounts', { name: 'B main', type: 'bank', balance: 10, currency: 'BRL', externalId: 'ext-acct-1' })
@@ -288,7 +312,13 @@ interface Answer {
   text: string
 }
 
-const stats = { requests: 0, byStatus: new Map<number, number>(), byOperation: new Map<string, Map<string, number>>(), started: 0, slowest: { ms: 0, what: '' } }
+const stats = {
+  requests: 0,
+  byStatus: new Map<number, number>(),
+  byOperation: new Map<string, Map<string, number>>(),
+  started: 0,
+  slowest: { ms: 0, what: '' },
+}
 
 /** Counts outcomes per operation and code (printed with FUZZ_VERBOSE=1, to see what the generators reach). */
 function tally(operation: Operation | null, res: Answer): void {
@@ -315,7 +345,12 @@ async function send(ctx: Ctx, req: FuzzRequest): Promise<Answer> {
 }
 
 function describeExchange(req: FuzzRequest, res: Answer | null, problems: string[]): string {
-  const body = req.body === undefined ? '' : typeof req.body === 'string' ? req.body : `bytes[${req.body.byteLength}] ${Buffer.from(req.body.slice(0, 64)).toString('hex')}`
+  const body =
+    req.body === undefined
+      ? ''
+      : typeof req.body === 'string'
+        ? req.body
+        : `bytes[${req.body.byteLength}] ${Buffer.from(req.body.slice(0, 64)).toString('hex')}`
   const cut = (text: string) => (text.length > 600 ? `${text.slice(0, 600)}… (${text.length} chars)` : text)
   return [
     `problems: ${problems.join('; ')}`,
@@ -410,10 +445,7 @@ const staysInRoute = (segment: string) => segment !== '' && segment !== '.' && s
 function pathSegment(ctx: Ctx, param: string): fc.Arbitrary<string> {
   const kind = param.replace(/Id$/, '') as Kind
   if (!KINDS.includes(kind)) return fc.oneof(anyText(20).map(encode).filter(staysInRoute), fc.constantFrom(...ODD_SEGMENTS))
-  return fc.oneof(
-    { weight: 8, arbitrary: idsOf(ctx, kind).map(encode).filter(staysInRoute) },
-    { weight: 2, arbitrary: fc.constantFrom(...ODD_SEGMENTS) },
-  )
+  return fc.oneof({ weight: 8, arbitrary: idsOf(ctx, kind).map(encode).filter(staysInRoute) }, { weight: 2, arbitrary: fc.constantFrom(...ODD_SEGMENTS) })
 }
 
 const BAD_INTEGERS = ['abc', '1.5', '-1', '0', '201', '501', '1e2', ' 5', '+5', '0x10', '', '9'.repeat(400), '５', 'NaN', 'Infinity', '50 ', '1,2']
@@ -453,7 +485,11 @@ function validQuery(ctx: Ctx, param: Parameter): fc.Arbitrary<string> {
   if (param.name === 'cursor') return ctx.cursors.length ? fc.constantFrom(...ctx.cursors) : garbageCursors(ctx)
   const kind = ID_PARAMS[param.name]
   if (kind) return ownIds(ctx, kind)
-  if (param.name === 'externalId' && ctx.externalIds.length) return fc.oneof(fc.constantFrom(...ctx.externalIds), anyText(20).filter((text) => text.length > 0))
+  if (param.name === 'externalId' && ctx.externalIds.length)
+    return fc.oneof(
+      fc.constantFrom(...ctx.externalIds),
+      anyText(20).filter((text) => text.length > 0),
+    )
   return validValue(param.schema, param.name, {}).map(queryText)
 }
 
@@ -485,7 +521,12 @@ function queryString(ctx: Ctx, params: Parameter[]): fc.Arbitrary<string> {
   const values = fc.tuple(...params.map((param) => fc.option(validQuery(ctx, param), { freq: 2 })))
   const broken = fc.oneof(
     { weight: 8, arbitrary: fc.constant(null) },
-    { weight: 2, arbitrary: fc.constantFrom(...params).chain((param) => invalidQuery(ctx, param).map((value) => ({ replace: param.name, part: `${param.name}=${encode(value)}` }))) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .constantFrom(...params)
+        .chain((param) => invalidQuery(ctx, param).map((value) => ({ replace: param.name, part: `${param.name}=${encode(value)}` }))),
+    },
     {
       weight: 1,
       arbitrary: fc
@@ -512,7 +553,10 @@ function authorization(ctx: Ctx, bias: 'full' | 'mixed'): fc.Arbitrary<string | 
   const { keys } = ctx
   return fc.oneof(
     { weight: bias === 'full' ? 24 : 6, arbitrary: fc.constant(`Bearer ${keys.full}`) },
-    { weight: 1, arbitrary: fc.constantFrom(keys.readOnly, keys.meOnly, keys.free, keys.expired, keys.wrongSecret, keys.unknown).map((key) => `Bearer ${key}`) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(keys.readOnly, keys.meOnly, keys.free, keys.expired, keys.wrongSecret, keys.unknown).map((key) => `Bearer ${key}`),
+    },
     { weight: 1, arbitrary: fc.constant(`Bearer ${keys.other}`) },
     { weight: 1, arbitrary: fc.constant(null) },
     {
@@ -652,17 +696,15 @@ function coherentTransaction(ctx: Ctx, schema: JsonSchema): fc.Arbitrary<{ [key:
 
 function bodyChoice(ctx: Ctx, schema: JsonSchema, bias: 'valid' | 'reject'): fc.Arbitrary<BodyChoice> {
   const pools = bodyPools(ctx)
-  const valid = (isTransactionBody(schema) ? fc.oneof(validObject(schema, pools), coherentTransaction(ctx, schema)) : validObject(schema, pools)).map((value) => ({
-    text: toJsonText(value),
-    note: 'valid body',
-  }))
+  const valid = (isTransactionBody(schema) ? fc.oneof(validObject(schema, pools), coherentTransaction(ctx, schema)) : validObject(schema, pools)).map(
+    (value) => ({
+      text: toJsonText(value),
+      note: 'valid body',
+    }),
+  )
   const mutated = mutatedObject(schema, pools).map(({ mutation, field, value }) => ({ text: toJsonText(value), note: `${mutation} ${JSON.stringify(field)}` }))
   const garbage = fc.constantFrom(...GARBAGE_BODIES).map((text) => ({ text, note: 'garbage body' }))
-  const content = fc.oneof(
-    { weight: bias === 'valid' ? 5 : 2, arbitrary: valid },
-    { weight: 4, arbitrary: mutated },
-    { weight: 1, arbitrary: garbage },
-  )
+  const content = fc.oneof({ weight: bias === 'valid' ? 5 : 2, arbitrary: valid }, { weight: 4, arbitrary: mutated }, { weight: 1, arbitrary: garbage })
   const contentType = fc.oneof(
     { weight: 20, arbitrary: fc.constant<string | null>('application/json') },
     { weight: 1, arbitrary: fc.constantFrom<string | null>(null, ...CONTENT_TYPES) },
@@ -684,12 +726,20 @@ function requestFor(ctx: Ctx, operation: Operation, bias: Bias = 'valid'): fc.Ar
   const body: fc.Arbitrary<BodyChoice | null> = schema
     ? bodyChoice(ctx, schema, bias)
     : method === 'DELETE'
-      ? fc.oneof({ weight: 9, arbitrary: noBody }, { weight: 1, arbitrary: fc.constantFrom(...GARBAGE_BODIES.slice(0, 24)).map((text) => ({ text, note: 'body on DELETE', contentType: 'application/json' })) })
+      ? fc.oneof(
+          { weight: 9, arbitrary: noBody },
+          {
+            weight: 1,
+            arbitrary: fc.constantFrom(...GARBAGE_BODIES.slice(0, 24)).map((text) => ({ text, note: 'body on DELETE', contentType: 'application/json' })),
+          },
+        )
       : noBody
   return fc
     .record({
       segments: fc.tuple(...pathParams.map((p) => pathSegment(ctx, p.name))),
-      query: queryParams.length ? queryString(ctx, queryParams) : fc.oneof({ weight: 4, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom('?', '?x=1', '?limit=5&limit=6', '?%ZZ') }),
+      query: queryParams.length
+        ? queryString(ctx, queryParams)
+        : fc.oneof({ weight: 4, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom('?', '?x=1', '?limit=5&limit=6', '?%ZZ') }),
       auth: authorization(ctx, bias === 'valid' ? 'full' : 'mixed'),
       idem: isWrite ? idempotencyKey(bias === 'valid' ? 'fresh' : 'mixed') : fc.constant(null),
       requestId,
@@ -766,7 +816,8 @@ function problemsWith(operation: Operation | null, req: FuzzRequest, res: Answer
     else if (!/^\d+$/.test(value) || (name.includes('reset') && Number(value) < 1)) problems.push(`${name}: ${JSON.stringify(value)}`)
   }
   for (const window of ['minute', 'day']) {
-    if (Number(res.headers.get(`x-ratelimit-remaining-${window}`)) > Number(res.headers.get(`x-ratelimit-limit-${window}`))) problems.push(`remaining above the limit (${window})`)
+    if (Number(res.headers.get(`x-ratelimit-remaining-${window}`)) > Number(res.headers.get(`x-ratelimit-limit-${window}`)))
+      problems.push(`remaining above the limit (${window})`)
   }
   const contentType = res.headers.get('content-type') ?? ''
   let body: unknown
@@ -808,7 +859,9 @@ function problemsWith(operation: Operation | null, req: FuzzRequest, res: Answer
   const origin = res.status < 300 ? foreignCursor(operation, req) : null
   if (origin) problems.push(`a cursor of ${origin} was accepted by ${operation.path}`)
   const documented = operation.op.responses[String(res.status)]
-  const known = KNOWN_UNDOCUMENTED.some((k) => k.operationId === operation.op.operationId && k.status === res.status && (k.code === undefined || k.code === code))
+  const known = KNOWN_UNDOCUMENTED.some(
+    (k) => k.operationId === operation.op.operationId && k.status === res.status && (k.code === undefined || k.code === code),
+  )
   if (!documented) {
     if (!known) problems.push(`status ${res.status} is not documented for ${operation.op.operationId}`)
   } else if (res.status >= 400 && code && !known && !documentedCodes(documented.description).includes(code)) {
@@ -835,8 +888,17 @@ const normalized = (text: string) => text.normalize('NFKD').replace(/\p{M}/gu, '
 
 type Item = Record<string, unknown>
 const newestFirst = (a: Item, b: Item) =>
-  String(a.date) !== String(b.date) ? (String(a.date) > String(b.date) ? -1 : 1) : Number(a.createdAt) !== Number(b.createdAt) ? Number(b.createdAt) - Number(a.createdAt) : String(a.id) > String(b.id) ? -1 : 1
-const oldestFirst = (a: Item, b: Item) => (Number(a.createdAt) !== Number(b.createdAt) ? Number(a.createdAt) - Number(b.createdAt) : String(a.id) < String(b.id) ? -1 : 1)
+  String(a.date) !== String(b.date)
+    ? String(a.date) > String(b.date)
+      ? -1
+      : 1
+    : Number(a.createdAt) !== Number(b.createdAt)
+      ? Number(b.createdAt) - Number(a.createdAt)
+      : String(a.id) > String(b.id)
+        ? -1
+        : 1
+const oldestFirst = (a: Item, b: Item) =>
+  Number(a.createdAt) !== Number(b.createdAt) ? Number(a.createdAt) - Number(b.createdAt) : String(a.id) < String(b.id) ? -1 : 1
 
 function outOfOrder(items: Item[], order: (a: Item, b: Item) => number): boolean {
   return items.some((item, i) => i > 0 && order(items[i - 1] as Item, item) > 0)
@@ -854,9 +916,11 @@ function listProblems(path: string, req: FuzzRequest, body: unknown): string[] {
     const data = (body as { data: { accounts: Item[]; categories: Item[]; payees: Item[]; recentTransactions: Item[] } }).data
     const archived = q.includeArchived === 'true'
     if (data.payees.length > Number(q.payeeLimit ?? 50)) problems.push(`${data.payees.length} payees for payeeLimit ${q.payeeLimit}`)
-    if (data.recentTransactions.length > Number(q.recentTransactionLimit ?? 50)) problems.push(`${data.recentTransactions.length} transactions for recentTransactionLimit ${q.recentTransactionLimit}`)
+    if (data.recentTransactions.length > Number(q.recentTransactionLimit ?? 50))
+      problems.push(`${data.recentTransactions.length} transactions for recentTransactionLimit ${q.recentTransactionLimit}`)
     if (!archived && [...data.accounts, ...data.categories].some((item) => item.isArchived === true)) problems.push('archived records without includeArchived')
-    if (data.payees.some((p, i) => i > 0 && Number((data.payees[i - 1] as Item).transactionCount) < Number(p.transactionCount))) problems.push('payees not most-used first')
+    if (data.payees.some((p, i) => i > 0 && Number((data.payees[i - 1] as Item).transactionCount) < Number(p.transactionCount)))
+      problems.push('payees not most-used first')
     if (outOfOrder(data.recentTransactions, newestFirst)) problems.push('transactions not newest first')
     if (outOfOrder(data.accounts, oldestFirst)) problems.push('accounts not in list order')
     return problems
@@ -867,7 +931,8 @@ function listProblems(path: string, req: FuzzRequest, body: unknown): string[] {
   const limit = Number(q.limit ?? (path === '/v1/changes' ? 100 : 50))
   if (items.length > limit) problems.push(`${items.length} items for limit ${limit}`)
   if (path === '/v1/changes') return problems
-  if (page.hasMore === true && (typeof page.nextCursor !== 'string' || items.length !== limit)) problems.push(`hasMore with ${items.length} items and nextCursor ${page.nextCursor}`)
+  if (page.hasMore === true && (typeof page.nextCursor !== 'string' || items.length !== limit))
+    problems.push(`hasMore with ${items.length} items and nextCursor ${page.nextCursor}`)
   if (page.hasMore === false && page.nextCursor !== null) problems.push('no more, yet a nextCursor')
   const every = (what: string, test: (item: Item) => boolean) => {
     const bad = items.find((item) => !test(item))
@@ -876,7 +941,8 @@ function listProblems(path: string, req: FuzzRequest, body: unknown): string[] {
   if (path === '/v1/transactions') {
     if (outOfOrder(items, newestFirst)) problems.push('transactions not newest first')
     if (q.accountId !== undefined) every(`accountId=${q.accountId}`, (t) => t.accountId === q.accountId || t.transferToAccountId === q.accountId)
-    for (const field of ['categoryId', 'payeeId', 'externalId'] as const) if (q[field] !== undefined) every(`${field}=${q[field]}`, (t) => t[field] === q[field])
+    for (const field of ['categoryId', 'payeeId', 'externalId'] as const)
+      if (q[field] !== undefined) every(`${field}=${q[field]}`, (t) => t[field] === q[field])
     if (q.from !== undefined) every(`from=${q.from}`, (t) => String(t.date) >= (q.from as string))
     if (q.to !== undefined) every(`to=${q.to}`, (t) => String(t.date) <= (q.to as string))
   }
@@ -907,7 +973,8 @@ function misnamedField(operation: Operation, req: FuzzRequest, status: number, p
   if (status !== 422 || !schema || typeof req.body !== 'string') return null
   const detail = (problem as { detail?: unknown } | undefined)?.detail
   if (typeof detail !== 'string') return null
-  const named = /^field '([\s\S]*)' (?:is not allowed|is required|must|has)/.exec(detail)?.[1] ?? /^([A-Za-z]\w*(?:[.[][\w.[\]]*)?)(?: must |: )/.exec(detail)?.[1]
+  const named =
+    /^field '([\s\S]*)' (?:is not allowed|is required|must|has)/.exec(detail)?.[1] ?? /^([A-Za-z]\w*(?:[.[][\w.[\]]*)?)(?: must |: )/.exec(detail)?.[1]
   if (named === undefined) return null
   let sent: unknown
   try {
@@ -957,7 +1024,8 @@ const toUnits = (value: unknown): bigint => {
 
 /** Every item of a list, numbers kept exact. */
 async function listExact(key: string, path: string): Promise<Record<string, unknown>[]> {
-  const reviver = (_key: string, value: unknown, context?: { source?: string }) => (typeof value === 'number' && context?.source ? new Lexeme(context.source) : value)
+  const reviver = (_key: string, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' && context?.source ? new Lexeme(context.source) : value
   const items: Record<string, unknown>[] = []
   let cursor: string | null = null
   do {
@@ -1008,12 +1076,19 @@ async function invariantProblems(key: string): Promise<string[]> {
     const expected = totals.get(p.id) ?? { count: 0, spent: 0n }
     const count = p.transactionCount instanceof Lexeme ? Number(p.transactionCount.text) : p.transactionCount
     if (count !== expected.count || toUnits(p.totalSpent) !== expected.spent) {
-      problems.push(`payee ${p.id}: transactionCount ${count}, totalSpent ${String(p.totalSpent instanceof Lexeme ? p.totalSpent.text : p.totalSpent)}; the transactions say ${expected.count}, ${expected.spent} units`)
+      problems.push(
+        `payee ${p.id}: transactionCount ${count}, totalSpent ${String(p.totalSpent instanceof Lexeme ? p.totalSpent.text : p.totalSpent)}; the transactions say ${expected.count}, ${expected.spent} units`,
+      )
     }
   }
   // CONTRACT §5, §6: externalId is unique per resource, a payee's normalizedName among payees.
   const repeated = (values: unknown[]) => values.filter((value, i) => value !== null && values.indexOf(value) !== i)
-  for (const [what, items] of [['account', accounts], ['category', categories], ['payee', payees], ['transaction', transactions]] as const) {
+  for (const [what, items] of [
+    ['account', accounts],
+    ['category', categories],
+    ['payee', payees],
+    ['transaction', transactions],
+  ] as const) {
     for (const value of repeated(items.map((item) => item.externalId))) problems.push(`two ${what} records with externalId ${JSON.stringify(value)}`)
   }
   for (const value of repeated(payees.map((p) => p.normalizedName))) problems.push(`two payees with normalizedName ${JSON.stringify(value)}`)
@@ -1021,7 +1096,9 @@ async function invariantProblems(key: string): Promise<string[]> {
     // CONTRACT §10: normalizedName is lower case, accents stripped, whitespace collapsed, trimmed.
     const normalized = p.normalizedName as string
     if (normalized !== normalized.toLowerCase() || /\p{M}/u.test(normalized) || normalized !== normalized.replace(/\s+/g, ' ').trim()) {
-      problems.push(`payee ${p.id}: normalizedName ${JSON.stringify(normalized)} of ${JSON.stringify(p.name)} is not lower case without accents and extra spaces`)
+      problems.push(
+        `payee ${p.id}: normalizedName ${JSON.stringify(normalized)} of ${JSON.stringify(p.name)} is not lower case without accents and extra spaces`,
+      )
     }
   }
   for (const c of categories) {
@@ -1038,7 +1115,8 @@ async function invariantProblems(key: string): Promise<string[]> {
     }
     const depth = c.depth instanceof Lexeme ? Number(c.depth.text) : c.depth
     if (depth !== names.length - 1) problems.push(`category ${c.id}: depth ${depth}, ${names.length - 1} ancestors`)
-    if (c.fullName !== names.join(' / ')) problems.push(`category ${c.id}: fullName ${JSON.stringify(c.fullName)}, expected ${JSON.stringify(names.join(' / '))}`)
+    if (c.fullName !== names.join(' / '))
+      problems.push(`category ${c.id}: fullName ${JSON.stringify(c.fullName)}, expected ${JSON.stringify(names.join(' / '))}`)
   }
   return problems
 }
@@ -1111,7 +1189,12 @@ afterAll(async () => {
   console.log(`fuzz: slowest answer ${stats.slowest.ms.toFixed(0)} ms: ${stats.slowest.what}`)
   if (process.env.FUZZ_VERBOSE) {
     for (const [name, outcomes] of stats.byOperation) {
-      console.log(`  ${name}: ${[...outcomes].sort(([a], [b]) => a.localeCompare(b)).map(([outcome, n]) => `${outcome}×${n}`).join(', ')}`)
+      console.log(
+        `  ${name}: ${[...outcomes]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([outcome, n]) => `${outcome}×${n}`)
+          .join(', ')}`,
+      )
     }
   }
   await server.stop()
@@ -1120,7 +1203,15 @@ afterAll(async () => {
 describe('every operation of /openapi.json', () => {
   test('the document has the system routes and the v1 resources', () => {
     const names = operations.map((o) => `${o.method} ${o.path}`)
-    for (const name of ['GET /healthz', 'GET /openapi.json', 'GET /docs', 'GET /v1/me', 'GET /v1/agent/context', 'POST /v1/transactions/upsert', 'PATCH /v1/payees/{payeeId}']) {
+    for (const name of [
+      'GET /healthz',
+      'GET /openapi.json',
+      'GET /docs',
+      'GET /v1/me',
+      'GET /v1/agent/context',
+      'POST /v1/transactions/upsert',
+      'PATCH /v1/payees/{payeeId}',
+    ]) {
       expect(names).toContain(name)
     }
   })
@@ -1161,7 +1252,27 @@ describe('outside the document', () => {
         }),
       )
       const unknown = fc.oneof(
-        fc.constantFrom('/', '/v1', '/v1/', '/v2/accounts', '/v1/accounts/', '/v1/accounts//x', '/v1/accounts/x/y', '/v1/ACCOUNTS', '/v1/accounts/..', '/v1/accounts/%2e%2e', '/v1/me/', '/healthz/', '/openapi.json/x', '/docs/x', '/v1/transactions/batch', '/v1/changes', '/%', '/v1/%ZZ', '/favicon.ico'),
+        fc.constantFrom(
+          '/',
+          '/v1',
+          '/v1/',
+          '/v2/accounts',
+          '/v1/accounts/',
+          '/v1/accounts//x',
+          '/v1/accounts/x/y',
+          '/v1/ACCOUNTS',
+          '/v1/accounts/..',
+          '/v1/accounts/%2e%2e',
+          '/v1/me/',
+          '/healthz/',
+          '/openapi.json/x',
+          '/docs/x',
+          '/v1/transactions/batch',
+          '/v1/changes',
+          '/%',
+          '/v1/%ZZ',
+          '/favicon.ico',
+        ),
         anyText(30).map((text) => `/v1/${encode(text)}`),
       )
       const arb = fc.record({
@@ -1224,7 +1335,8 @@ describe('Idempotency-Key (CONTRACT §8)', () => {
               req2 = { ...first.req, body: toJsonText(respelled(json)), note: `${first.req.note}, respelled` }
             }
           } else if (second === 'different body') {
-            const base = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) && typeof first.req.body === 'string' ? first.req.body.slice(0, -1) : null
+            const base =
+              parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) && typeof first.req.body === 'string' ? first.req.body.slice(0, -1) : null
             const body = base === null ? '{"fuzzDifferent":1}' : `${base}${base.length > 1 ? ',' : ''}"fuzzDifferent":1}`
             req2 = { ...first.req, body, headers: { ...first.req.headers, 'content-type': 'application/json' }, note: 'different body' }
           } else if (second === 'other route') {
@@ -1232,7 +1344,10 @@ describe('Idempotency-Key (CONTRACT §8)', () => {
             const pathname = (target: string) => new URL(target, 'http://x').pathname
             if (other.operation.method === operation.method && pathname(other.req.target) === pathname(first.req.target)) return
             op2 = other.operation
-            req2 = { ...other.req, headers: { ...first.req.headers, ...(other.req.headers['content-type'] ? { 'content-type': other.req.headers['content-type'] } : {}) } }
+            req2 = {
+              ...other.req,
+              headers: { ...first.req.headers, ...(other.req.headers['content-type'] ? { 'content-type': other.req.headers['content-type'] } : {}) },
+            }
           }
 
           let r1: Answer
@@ -1262,7 +1377,18 @@ describe('Idempotency-Key (CONTRACT §8)', () => {
           } else if (stored) {
             // Another request under a stored key must not run: 409, or a refusal earlier in the pipeline
             // (key, scope, body). Whether a malformed body or the reused key is named first is not fixed.
-            const refusals = ['idempotency_key_reused', 'unauthorized', 'insufficient_scope', 'pro_tier_required', 'idempotency_key_missing', 'idempotency_key_invalid', 'malformed_json', 'unsupported_media_type', 'payload_too_large', 'validation_failed']
+            const refusals = [
+              'idempotency_key_reused',
+              'unauthorized',
+              'insufficient_scope',
+              'pro_tier_required',
+              'idempotency_key_missing',
+              'idempotency_key_invalid',
+              'malformed_json',
+              'unsupported_media_type',
+              'payload_too_large',
+              'validation_failed',
+            ]
             const code2 = codeOf(r2)
             if (replayed || !(code2 && refusals.includes(code2))) problems.push(`another request under a stored key got ${r2.status} ${code2 ?? ''}`)
           } else {
@@ -1366,7 +1492,10 @@ describe('money moves exactly (CONTRACT §4)', () => {
           for (const { operation, req } of batch) await exchange(fresh, operation, req)
           const now = await bases()
           const drift = [...now].filter(([id, units]) => units !== start.get(id)).map(([id, units]) => `${id}: ${start.get(id)} → ${units} units`)
-          if (drift.length) throw new Error(`balances drifted from their transactions after ${batch.map((b) => `${b.req.method} ${b.req.target} (${b.req.note})`).join(', ')}: ${drift.join('; ')}`)
+          if (drift.length)
+            throw new Error(
+              `balances drifted from their transactions after ${batch.map((b) => `${b.req.method} ${b.req.target} (${b.req.note})`).join(', ')}: ${drift.join('; ')}`,
+            )
         }),
         runParams(500, Math.ceil(RUNS / 4), 5_000),
       )
@@ -1401,7 +1530,9 @@ describe('throttled', () => {
   test(
     'past the limits every answer is still well formed: 429 problem+json with Retry-After, counted headers on all',
     async () => {
-      const throttled = await startTestServer({ env: { RATE_LIMIT_PER_MINUTE: '12', RATE_LIMIT_PER_DAY: '40', ANON_RATE_LIMIT_PER_MINUTE: '4', ANON_RATE_LIMIT_PER_DAY: '10' } })
+      const throttled = await startTestServer({
+        env: { RATE_LIMIT_PER_MINUTE: '12', RATE_LIMIT_PER_DAY: '40', ANON_RATE_LIMIT_PER_MINUTE: '4', ANON_RATE_LIMIT_PER_DAY: '10' },
+      })
       try {
         const tctx = await populate(throttled, false)
         const arb = fc.constantFrom(...operations).chain((o) => requestFor(tctx, o, 'reject').map((req) => ({ operation: o, req })))

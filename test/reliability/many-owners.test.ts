@@ -25,7 +25,13 @@ async function makeOwners(dataDir: string, count: number): Promise<string[]> {
   try {
     const keys: string[] = []
     for (let i = 0; i < count; i++) {
-      const owner = createOwner(platform.control, platform.tenants, { name: `Owner ${i}`, email: null, country: null, defaultCurrency: null, preferredLanguage: null })
+      const owner = createOwner(platform.control, platform.tenants, {
+        name: `Owner ${i}`,
+        email: null,
+        country: null,
+        defaultCurrency: null,
+        preferredLanguage: null,
+      })
       keys.push((await createKey(platform.control, { ownerId: owner.id })).key)
     }
     return keys
@@ -103,4 +109,3 @@ async function listeningUrl(stdout: ReadableStream<Uint8Array>): Promise<string>
   }
   throw new Error(`server did not start: ${text}`)
 }
-

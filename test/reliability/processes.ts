@@ -250,7 +250,9 @@ export function withDb<T>(path: string, fn: (db: Database) => T, options: { read
 /** `PRAGMA integrity_check` of a database file ("ok" when sound), or the error opening it. */
 export function integrity(path: string): string {
   try {
-    return withDb(path, (db) => (db.query('PRAGMA integrity_check').all() as { integrity_check: string }[]).map((r) => r.integrity_check).join('; '), { readonly: true })
+    return withDb(path, (db) => (db.query('PRAGMA integrity_check').all() as { integrity_check: string }[]).map((r) => r.integrity_check).join('; '), {
+      readonly: true,
+    })
   } catch (error) {
     return `cannot open: ${(error as Error).message}`
   }
@@ -263,7 +265,12 @@ export interface Answer {
 }
 
 /** One HTTP request; a network failure (refused, reset) is reported as status 0 with the error text. */
-export async function call(url: string, method: string, path: string, opts: { key?: string; body?: string; idempotencyKey?: string; timeoutMs?: number } = {}): Promise<Answer> {
+export async function call(
+  url: string,
+  method: string,
+  path: string,
+  opts: { key?: string; body?: string; idempotencyKey?: string; timeoutMs?: number } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = {}
   if (opts.key) headers.authorization = `Bearer ${opts.key}`
   if (opts.body !== undefined) headers['content-type'] = 'application/json'

@@ -150,13 +150,9 @@ function validString(schema: JsonSchema, field: string, pools: Pools): fc.Arbitr
   }
   const regex = schema.pattern ? new RegExp(schema.pattern) : null
   const accepted = (value: string) => fits(value) && (!regex || regex.test(value))
-  const boundaries = [
-    'x'.repeat(max),
-    'x'.repeat(Math.max(min, 1)),
-    '😀'.repeat(Math.floor(max / 2)),
-    `  padded  `,
-    'é'.repeat(Math.min(max, 3)),
-  ].filter(accepted)
+  const boundaries = ['x'.repeat(max), 'x'.repeat(Math.max(min, 1)), '😀'.repeat(Math.floor(max / 2)), `  padded  `, 'é'.repeat(Math.min(max, 3))].filter(
+    accepted,
+  )
   return fc.oneof(
     { weight: 8, arbitrary: anyText(Math.min(max, 30)).filter(accepted) },
     { weight: 1, arbitrary: fc.constantFrom(...(boundaries.length ? boundaries : ['x'])) },
@@ -252,7 +248,20 @@ export function validObject(schema: JsonSchema, pools: Pools): fc.Arbitrary<{ [k
 
 export const anyJson: fc.Arbitrary<Json> = fc.jsonValue({ maxDepth: 2 }).map(fromPlain)
 
-const HUGE_NUMBERS = ['1e400', '-1e400', '1e-400', `1${'0'.repeat(300)}`, '92233720368.00000001', '92233720369', '-92233720369', '0.123456789', `0.${'0'.repeat(60)}1`, '-0', '1E+2', '9007199254740993']
+const HUGE_NUMBERS = [
+  '1e400',
+  '-1e400',
+  '1e-400',
+  `1${'0'.repeat(300)}`,
+  '92233720368.00000001',
+  '92233720369',
+  '-92233720369',
+  '0.123456789',
+  `0.${'0'.repeat(60)}1`,
+  '-0',
+  '1E+2',
+  '9007199254740993',
+]
 
 /** A value of the wrong type, or the right type just past a limit. */
 export function invalidValue(schema: JsonSchema, field: string): fc.Arbitrary<Json> {
@@ -323,7 +332,22 @@ export function invalidValue(schema: JsonSchema, field: string): fc.Arbitrary<Js
 
 /** Keys a body must not have: server-owned fields, prototype names, case and space variants, odd text. */
 export const unknownKey = fc.oneof(
-  fc.constantFrom('id', 'createdAt', 'isArchived', 'isSystem', 'transactionCount', '__proto__', 'constructor', 'toString', '', 'Name', 'name ', 'ámount', 'hasSplits', 'splitMode'),
+  fc.constantFrom(
+    'id',
+    'createdAt',
+    'isArchived',
+    'isSystem',
+    'transactionCount',
+    '__proto__',
+    'constructor',
+    'toString',
+    '',
+    'Name',
+    'name ',
+    'ámount',
+    'hasSplits',
+    'splitMode',
+  ),
   anyText(12),
 )
 
@@ -352,7 +376,9 @@ export function mutatedObject(schema: JsonSchema, pools: Pools): fc.Arbitrary<{ 
     const notNullable = names.filter((name) => !isNullable(properties[name] ?? {}))
     if (notNullable.length) {
       options.push(
-        fc.tuple(base, fc.constantFrom(...notNullable)).map(([value, name]) => ({ mutation: 'nullField' as const, field: name, value: { ...value, [name]: null } })),
+        fc
+          .tuple(base, fc.constantFrom(...notNullable))
+          .map(([value, name]) => ({ mutation: 'nullField' as const, field: name, value: { ...value, [name]: null } })),
       )
     }
   }

@@ -110,13 +110,19 @@ async function trial(deliver: Delivery): Promise<TrialResult> {
   const gone = await groupGone(server.pgid, 5000)
   if (!exit) problems.push('bun run start did not exit within 15 s of the signal')
   if (!gone) problems.push('a process of the group outlived the wrapper by 5 s')
-  if (exit && (exit.code !== 0 || exit.signal !== null)) problems.push(`exit ${exit.code === null ? `by signal ${exit.signal}` : `code ${exit.code}`}, expected code 0`)
+  if (exit && (exit.code !== 0 || exit.signal !== null))
+    problems.push(`exit ${exit.code === null ? `by signal ${exit.signal}` : `code ${exit.code}`}, expected code 0`)
   const died = /terminated by signal \w+/.exec(server.stderr())
   if (died) problems.push(`bun run reports the server "${died[0]}"`)
   if (sent < BURST * 5 && refused === 0) problems.push('no request was refused after the signal: the burst did not reach the stop')
 
   // Databases closed: the last connection to close checkpoints and removes each WAL file.
-  const wals = [join(dataDir, 'control.db-wal'), ...readdirSync(join(dataDir, 'tenants')).filter((f) => f.endsWith('-wal')).map((f) => join(dataDir, 'tenants', f))].filter(existsSync)
+  const wals = [
+    join(dataDir, 'control.db-wal'),
+    ...readdirSync(join(dataDir, 'tenants'))
+      .filter((f) => f.endsWith('-wal'))
+      .map((f) => join(dataDir, 'tenants', f)),
+  ].filter(existsSync)
   if (wals.length) problems.push(`WAL files left behind (a database was not closed): ${wals.map((w) => w.slice(dataDir.length + 1)).join(', ')}`)
 
   withDb(join(dataDir, 'control.db'), (db) => {
@@ -130,12 +136,15 @@ async function trial(deliver: Delivery): Promise<TrialResult> {
     const day = Math.floor(burstStart / 86_400_000)
     if (!row) problems.push(`counters lost: no row for key:${key.id} (${answered} requests answered)`)
     else {
-      if (row.minute_window !== minute || row.minute_count !== answered) problems.push(`minute counter ${row.minute_count} in window ${row.minute_window}, expected ${answered} in ${minute}`)
-      if (row.day_window !== day || row.day_count !== answered) problems.push(`day counter ${row.day_count} in window ${row.day_window}, expected ${answered} in ${day}`)
+      if (row.minute_window !== minute || row.minute_count !== answered)
+        problems.push(`minute counter ${row.minute_count} in window ${row.minute_window}, expected ${answered} in ${minute}`)
+      if (row.day_window !== day || row.day_count !== answered)
+        problems.push(`day counter ${row.day_count} in window ${row.day_window}, expected ${answered} in ${day}`)
     }
     const used = db.query('SELECT last_used_at FROM api_keys WHERE id = ?').get(key.id) as { last_used_at: number | null } | null
     if (!used || used.last_used_at === null) problems.push('lastUsedAt lost: still null')
-    else if (used.last_used_at < burstStart || used.last_used_at > Date.now()) problems.push(`lastUsedAt ${used.last_used_at} outside the burst (${burstStart}…)`)
+    else if (used.last_used_at < burstStart || used.last_used_at > Date.now())
+      problems.push(`lastUsedAt ${used.last_used_at} outside the burst (${burstStart}…)`)
   })
   return { problems, answered, refused, exit: exit ?? { code: null, signal: null } }
 }
@@ -147,7 +156,12 @@ for (const [name, deliver] of scenarios) {
     const failed = results.filter((r) => r.problems.length > 0)
     console.log(
       `${name}: ${failed.length}/${TRIALS} trials lost something; ` +
-        results.map((r) => `[${r.answered} answered, ${r.refused} refused, exit ${r.exit.code ?? r.exit.signal}${r.problems.length ? `: ${r.problems.join('; ')}` : ''}]`).join(' '),
+        results
+          .map(
+            (r) =>
+              `[${r.answered} answered, ${r.refused} refused, exit ${r.exit.code ?? r.exit.signal}${r.problems.length ? `: ${r.problems.join('; ')}` : ''}]`,
+          )
+          .join(' '),
     )
     expect(results.map((r) => r.problems)).toEqual(results.map(() => []))
   }, 40_000)

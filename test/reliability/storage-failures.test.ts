@@ -1,7 +1,6 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { copyFileSync, readdirSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { copyFileSync, writeFileSync } from 'node:fs'
 import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /**

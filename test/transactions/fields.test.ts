@@ -209,12 +209,19 @@ describe('transaction formats', () => {
     for (const change of [{ date: '2026-02-30' }, { time: '25:00' }, { amount: null }, { accountId: null }, { date: null }, { hasSplits: true }]) {
       expectProblem(await server.request('PATCH', `/v1/transactions/${txn.id}`, { key: owner.key, body: change }), 422, 'validation_failed')
       expectProblem(
-        await server.request('POST', '/v1/transactions/upsert', { key: owner.key, body: { externalId: 'u', accountId, amount: 1, date: '2026-01-01', ...change } }),
+        await server.request('POST', '/v1/transactions/upsert', {
+          key: owner.key,
+          body: { externalId: 'u', accountId, amount: 1, date: '2026-01-01', ...change },
+        }),
         422,
         'validation_failed',
       )
     }
-    expectProblem(await server.request('POST', '/v1/transactions/upsert', { key: owner.key, body: { accountId, amount: 1, date: '2026-01-01' } }), 422, 'validation_failed')
+    expectProblem(
+      await server.request('POST', '/v1/transactions/upsert', { key: owner.key, body: { accountId, amount: 1, date: '2026-01-01' } }),
+      422,
+      'validation_failed',
+    )
     expect(snapshot(server, owner.id)).toEqual(before)
   })
 

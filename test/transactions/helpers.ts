@@ -1,5 +1,5 @@
 import { expect } from 'bun:test'
-import { listPages, type TestResponse, type TestServer } from '../support/harness.ts'
+import { listPages, type TestServer } from '../support/harness.ts'
 
 /** Shared helpers for the transaction tests: real HTTP, exact money read from response text. */
 

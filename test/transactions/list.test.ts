@@ -64,7 +64,11 @@ describe('order', () => {
 describe('filters', () => {
   const cases: [string, () => string, (t: Json) => boolean][] = [
     ['accountId (source)', () => `accountId=${accounts[0]}`, (t) => t.accountId === accounts[0] || t.transferToAccountId === accounts[0]],
-    ['accountId (source or transfer destination)', () => `accountId=${accounts[1]}`, (t) => t.accountId === accounts[1] || t.transferToAccountId === accounts[1]],
+    [
+      'accountId (source or transfer destination)',
+      () => `accountId=${accounts[1]}`,
+      (t) => t.accountId === accounts[1] || t.transferToAccountId === accounts[1],
+    ],
     ['categoryId (system)', () => 'categoryId=cat_sys_groceries', (t) => t.categoryId === 'cat_sys_groceries'],
     ['categoryId (custom)', () => `categoryId=${customCategory}`, (t) => t.categoryId === customCategory],
     ['payeeId', () => `payeeId=${payees[1]}`, (t) => t.payeeId === payees[1]],
@@ -80,8 +84,16 @@ describe('filters', () => {
       (t) => (t.accountId === accounts[2] || t.transferToAccountId === accounts[2]) && t.date >= '2026-01-01' && t.date <= '2026-02-28',
     ],
     ['categoryId + payeeId', () => `categoryId=${CATEGORIES()[1]}&payeeId=${payees[0]}`, (t) => t.categoryId === CATEGORIES()[1] && t.payeeId === payees[0]],
-    ['accountId + payeeId', () => `accountId=${accounts[1]}&payeeId=${payees[0]}`, (t) => (t.accountId === accounts[1] || t.transferToAccountId === accounts[1]) && t.payeeId === payees[0]],
-    ['accountId + categoryId + to', () => `accountId=${accounts[0]}&categoryId=${CATEGORIES()[0]}&to=2026-02-01`, (t) => (t.accountId === accounts[0] || t.transferToAccountId === accounts[0]) && t.categoryId === CATEGORIES()[0] && t.date <= '2026-02-01'],
+    [
+      'accountId + payeeId',
+      () => `accountId=${accounts[1]}&payeeId=${payees[0]}`,
+      (t) => (t.accountId === accounts[1] || t.transferToAccountId === accounts[1]) && t.payeeId === payees[0],
+    ],
+    [
+      'accountId + categoryId + to',
+      () => `accountId=${accounts[0]}&categoryId=${CATEGORIES()[0]}&to=2026-02-01`,
+      (t) => (t.accountId === accounts[0] || t.transferToAccountId === accounts[0]) && t.categoryId === CATEGORIES()[0] && t.date <= '2026-02-01',
+    ],
   ]
   for (const [what, query, keep] of cases) {
     test(what, async () => {
@@ -158,7 +170,12 @@ describe('pagination while others write', () => {
         params.set('limit', '3')
         if (cursor) params.set('cursor', cursor)
         const inserts = [0, 1, 2].map((j) =>
-          createTxn(server, o.key, { accountId: j === 2 ? b : a, amount: 1, date: j === 0 ? '2031-01-01' : '2026-02-15', ...(j === 2 ? { isTransfer: true, transferToAccountId: a } : {}) }),
+          createTxn(server, o.key, {
+            accountId: j === 2 ? b : a,
+            amount: 1,
+            date: j === 0 ? '2031-01-01' : '2026-02-15',
+            ...(j === 2 ? { isTransfer: true, transferToAccountId: a } : {}),
+          }),
         )
         const [res] = await Promise.all([server.request('GET', `/v1/transactions?${params}`, { key: o.key }), ...inserts])
         expect(res.status).toBe(200)
@@ -212,7 +229,9 @@ describe('bad parameters → 422 validation_failed', () => {
   test('the detail names the parameter', async () => {
     expect(expectProblem(await server.request('GET', '/v1/transactions?limit=0', { key: owner.key }), 422, 'validation_failed').detail).toContain('limit')
     expect(expectProblem(await server.request('GET', '/v1/transactions?cursor=zzz', { key: owner.key }), 422, 'validation_failed').detail).toContain('cursor')
-    expect(expectProblem(await server.request('GET', '/v1/transactions?from=2026-02-30', { key: owner.key }), 422, 'validation_failed').detail).toContain('from')
+    expect(expectProblem(await server.request('GET', '/v1/transactions?from=2026-02-30', { key: owner.key }), 422, 'validation_failed').detail).toContain(
+      'from',
+    )
   })
   test('the edges are accepted: limit=1 and limit=200', async () => {
     expect((await server.request('GET', '/v1/transactions?limit=1', { key: owner.key })).json.data.length).toBe(1)

@@ -49,7 +49,10 @@ describe('exact money', () => {
     const exp = await server.request('POST', '/v1/transactions', { key: owner.key, body: `{"accountId":"${account.id}","amount":1.5e-7,"date":"2026-01-01"}` })
     expect(exp.status).toBe(201)
     expect(units(rawNumber(exp.text, 'amount'))).toBe(15n)
-    const zeros = await server.request('POST', '/v1/transactions', { key: owner.key, body: `{"accountId":"${account.id}","amount":2.50000000000,"date":"2026-01-01"}` })
+    const zeros = await server.request('POST', '/v1/transactions', {
+      key: owner.key,
+      body: `{"accountId":"${account.id}","amount":2.50000000000,"date":"2026-01-01"}`,
+    })
     expect(zeros.status).toBe(201)
     expect(rawNumber(zeros.text, 'amount')).toBe('2.5')
   })
@@ -67,7 +70,10 @@ describe('exact money', () => {
       const owner = await server.owner()
       const account = await createAccount(server, owner.key)
       const before = snapshot(server, owner.id)
-      const res = await server.request('POST', '/v1/transactions', { key: owner.key, body: `{"accountId":"${account.id}","amount":${amount},"date":"2026-01-01"}` })
+      const res = await server.request('POST', '/v1/transactions', {
+        key: owner.key,
+        body: `{"accountId":"${account.id}","amount":${amount},"date":"2026-01-01"}`,
+      })
       expect(expectProblem(res, 422, 'validation_failed').detail).toContain('amount')
       const txn = await createTxn(server, owner.key, { accountId: account.id, amount: 1, date: '2026-01-01' })
       const patch = await server.request('PATCH', `/v1/transactions/${txn.id}`, { key: owner.key, body: `{"amount":${amount}}` })
@@ -85,10 +91,16 @@ describe('exact money', () => {
   test('the edges of the range are accepted: ±92233720368', async () => {
     const owner = await server.owner()
     const account = await createAccount(server, owner.key, { balance: 0 })
-    const a = await server.request('POST', '/v1/transactions', { key: owner.key, body: `{"accountId":"${account.id}","amount":92233720368,"date":"2026-01-01"}` })
+    const a = await server.request('POST', '/v1/transactions', {
+      key: owner.key,
+      body: `{"accountId":"${account.id}","amount":92233720368,"date":"2026-01-01"}`,
+    })
     expect(a.status).toBe(201)
     expect(lexeme(await balance(server, owner.key, account.id))).toBe('-92233720368')
-    const b = await server.request('POST', '/v1/transactions', { key: owner.key, body: `{"accountId":"${account.id}","amount":-92233720368,"date":"2026-01-01"}` })
+    const b = await server.request('POST', '/v1/transactions', {
+      key: owner.key,
+      body: `{"accountId":"${account.id}","amount":-92233720368,"date":"2026-01-01"}`,
+    })
     expect(b.status).toBe(201)
     expect(lexeme(await balance(server, owner.key, account.id))).toBe('0')
   })
@@ -99,9 +111,17 @@ describe('exact money', () => {
     const bottom = await createAccount(server, owner.key, { balance: -92233720368 })
     const before = snapshot(server, owner.id)
     // income on a full account
-    expectProblem(await server.request('POST', '/v1/transactions', { key: owner.key, body: `{"accountId":"${top.id}","amount":-0.00000001,"date":"2026-01-01"}` }), 422, 'rule_violation')
+    expectProblem(
+      await server.request('POST', '/v1/transactions', { key: owner.key, body: `{"accountId":"${top.id}","amount":-0.00000001,"date":"2026-01-01"}` }),
+      422,
+      'rule_violation',
+    )
     // expense on an empty-most account
-    expectProblem(await server.request('POST', '/v1/transactions', { key: owner.key, body: `{"accountId":"${bottom.id}","amount":0.00000001,"date":"2026-01-01"}` }), 422, 'rule_violation')
+    expectProblem(
+      await server.request('POST', '/v1/transactions', { key: owner.key, body: `{"accountId":"${bottom.id}","amount":0.00000001,"date":"2026-01-01"}` }),
+      422,
+      'rule_violation',
+    )
     // a transfer whose destination would overflow (the source side alone would be fine)
     expectProblem(
       await server.request('POST', '/v1/transactions', {
@@ -138,7 +158,9 @@ describe('exact money', () => {
     for (let i = 0; i < amounts.length; i += 25) {
       const batch = amounts.slice(i, i + 25)
       const results = await Promise.all(
-        batch.map((a) => server.request('POST', '/v1/transactions', { key: owner.key, body: `{"accountId":"${account.id}","amount":${lexeme(a)},"date":"2026-01-01"}` })),
+        batch.map((a) =>
+          server.request('POST', '/v1/transactions', { key: owner.key, body: `{"accountId":"${account.id}","amount":${lexeme(a)},"date":"2026-01-01"}` }),
+        ),
       )
       batch.forEach((a, j) => {
         const res = results[j]
@@ -149,7 +171,9 @@ describe('exact money', () => {
     }
     expect(await balance(server, owner.key, account.id)).toBe(initial - sum)
     // the stored integer agrees
-    const stored = server.platform.tenants.get(owner.id).sqlite.query('SELECT CAST(balance AS TEXT) AS b FROM accounts WHERE id = ?').get(account.id) as { b: string }
+    const stored = server.platform.tenants.get(owner.id).sqlite.query('SELECT CAST(balance AS TEXT) AS b FROM accounts WHERE id = ?').get(account.id) as {
+      b: string
+    }
     expect(BigInt(stored.b)).toBe(initial - sum)
   })
 

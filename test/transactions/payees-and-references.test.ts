@@ -52,7 +52,11 @@ describe('payees on transactions', () => {
       422,
       'rule_violation',
     )
-    expectProblem(await server.request('PATCH', `/v1/transactions/${txn.id}`, { key: owner.key, body: { payeeId: null, payeeName: 'Brand New Payee' } }), 422, 'rule_violation')
+    expectProblem(
+      await server.request('PATCH', `/v1/transactions/${txn.id}`, { key: owner.key, body: { payeeId: null, payeeName: 'Brand New Payee' } }),
+      422,
+      'rule_violation',
+    )
     expect(snapshot(server, owner.id)).toEqual(before)
   })
 
@@ -84,7 +88,13 @@ describe('payees on transactions', () => {
     const byName = await createTxn(server, owner.key, { accountId: account.id, amount: -1000, date: '2026-01-01', payeeName: 'employer' })
     expect(byName).toMatchObject({ payeeId: payee.id, categoryId: 'cat_sys_salary', categoryType: 'income' })
     // an explicit category wins; an explicit null stays null
-    const explicit = await createTxn(server, owner.key, { accountId: account.id, amount: 5, date: '2026-01-01', payeeId: payee.id, categoryId: 'cat_sys_groceries' })
+    const explicit = await createTxn(server, owner.key, {
+      accountId: account.id,
+      amount: 5,
+      date: '2026-01-01',
+      payeeId: payee.id,
+      categoryId: 'cat_sys_groceries',
+    })
     expect(explicit).toMatchObject({ categoryId: 'cat_sys_groceries', categoryType: 'expense' })
     const none = await createTxn(server, owner.key, { accountId: account.id, amount: 5, date: '2026-01-01', payeeId: payee.id, categoryId: null })
     expect(none).toMatchObject({ categoryId: null, categoryType: null })
@@ -103,7 +113,14 @@ describe('payees on transactions', () => {
     const t1 = await createTxn(server, owner.key, { accountId: a.id, amount: 0.1, date: '2026-01-01', payeeId: p1.id })
     const t2 = await createTxn(server, owner.key, { accountId: a.id, amount: 0.2, date: '2026-01-01', payeeId: p1.id })
     const income = await createTxn(server, owner.key, { accountId: a.id, amount: -50, date: '2026-01-01', payeeId: p1.id })
-    const transfer = await createTxn(server, owner.key, { accountId: a.id, amount: 7, date: '2026-01-01', payeeId: p1.id, isTransfer: true, transferToAccountId: b.id })
+    const transfer = await createTxn(server, owner.key, {
+      accountId: a.id,
+      amount: 7,
+      date: '2026-01-01',
+      payeeId: p1.id,
+      isTransfer: true,
+      transferToAccountId: b.id,
+    })
     expect(await payeeTotals(owner.key, p1.id)).toEqual({ transactionCount: 4, totalSpent: '0.3' })
 
     await patchTxn(server, owner.key, t1.id, { amount: 1.15 }) // 1.15 + 0.2
@@ -161,7 +178,7 @@ describe('references that are not the owner’s → 422 invalid_reference, nothi
     ['a nonexistent transferToAccountId', 'transferToAccountId', () => ({ isTransfer: true, transferToAccountId: missing.account })],
     ["another owner's categoryId", 'categoryId', () => ({ categoryId: foreign.category })],
     ['a nonexistent categoryId', 'categoryId', () => ({ categoryId: missing.category })],
-    ["a system category of another country (thirteenth salary is BR/PT only)", 'categoryId', () => ({ categoryId: 'cat_sys_thirteenth_salary' })],
+    ['a system category of another country (thirteenth salary is BR/PT only)', 'categoryId', () => ({ categoryId: 'cat_sys_thirteenth_salary' })],
     ["another owner's payeeId", 'payeeId', () => ({ payeeId: foreign.payee })],
     ['a nonexistent payeeId', 'payeeId', () => ({ payeeId: missing.payee })],
   ]
@@ -173,7 +190,11 @@ describe('references that are not the owner’s → 422 invalid_reference, nothi
       const body = { accountId: a, amount: 5, date: '2026-01-01', ...build() }
       const created = expectProblem(await server.request('POST', '/v1/transactions', { key: owner.key, body }), 422, 'invalid_reference')
       expect(created.detail).toContain(field)
-      expectProblem(await server.request('POST', '/v1/transactions/upsert', { key: owner.key, body: { ...body, externalId: `ref-${field}` } }), 422, 'invalid_reference')
+      expectProblem(
+        await server.request('POST', '/v1/transactions/upsert', { key: owner.key, body: { ...body, externalId: `ref-${field}` } }),
+        422,
+        'invalid_reference',
+      )
       const patchBody = build()
       if ('isTransfer' in patchBody) delete patchBody.isTransfer
       expectProblem(await server.request('PATCH', `/v1/transactions/${txnId}`, { key: owner.key, body: patchBody }), 422, 'invalid_reference')

@@ -56,7 +56,14 @@ describe('transfers', () => {
   test('two currencies with an explicit destinationAmount (which wins over a rate)', async () => {
     const { owner, ids } = await setup(['EUR', 'BRL'])
     const [a, b] = ids as [string, string]
-    const t1 = await createTxn(server, owner.key, { accountId: a, amount: 20, date: '2026-01-01', isTransfer: true, transferToAccountId: b, destinationAmount: 123.45 })
+    const t1 = await createTxn(server, owner.key, {
+      accountId: a,
+      amount: 20,
+      date: '2026-01-01',
+      isTransfer: true,
+      transferToAccountId: b,
+      destinationAmount: 123.45,
+    })
     expect(t1).toMatchObject({ destinationAmount: 123.45, exchangeRate: null })
     const t2 = await createTxn(server, owner.key, {
       accountId: a,
@@ -79,7 +86,10 @@ describe('transfers', () => {
   })
 
   const rules: [string, (a: string, b: string, other: string) => Record<string, unknown>][] = [
-    ['different currencies with neither destinationAmount nor exchangeRate', (a, _b, usd) => ({ accountId: a, amount: 5, isTransfer: true, transferToAccountId: usd })],
+    [
+      'different currencies with neither destinationAmount nor exchangeRate',
+      (a, _b, usd) => ({ accountId: a, amount: 5, isTransfer: true, transferToAccountId: usd }),
+    ],
     ['isTransfer without transferToAccountId', (a) => ({ accountId: a, amount: 5, isTransfer: true })],
     ['transferToAccountId without isTransfer', (a, b) => ({ accountId: a, amount: 5, transferToAccountId: b })],
     ['transferToAccountId with isTransfer false', (a, b) => ({ accountId: a, amount: 5, isTransfer: false, transferToAccountId: b })],
@@ -104,11 +114,22 @@ describe('transfers', () => {
     // amount × exchangeRate can leave ±92233720368 even when both are valid, e.g. 1,000,000 EUR at 100000 IDR/EUR.
     const { owner, ids } = await setup(['EUR', 'IDR'])
     const [a, b] = ids as [string, string]
-    const transfer = await createTxn(server, owner.key, { accountId: a, amount: 10, date: '2026-01-01', isTransfer: true, transferToAccountId: b, exchangeRate: 17000 })
+    const transfer = await createTxn(server, owner.key, {
+      accountId: a,
+      amount: 10,
+      date: '2026-01-01',
+      isTransfer: true,
+      transferToAccountId: b,
+      exchangeRate: 17000,
+    })
     expect(transfer.destinationAmount).toBe(170000)
     const before = snapshot(server, owner.id)
     const attempts: [string, string, string][] = [
-      ['POST', '/v1/transactions', `{"accountId":"${a}","amount":1000000,"date":"2026-01-01","isTransfer":true,"transferToAccountId":"${b}","exchangeRate":100000}`],
+      [
+        'POST',
+        '/v1/transactions',
+        `{"accountId":"${a}","amount":1000000,"date":"2026-01-01","isTransfer":true,"transferToAccountId":"${b}","exchangeRate":100000}`,
+      ],
       ['POST', '/v1/transactions', `{"accountId":"${a}","amount":1,"date":"2026-01-01","isTransfer":true,"transferToAccountId":"${b}","exchangeRate":1e300}`],
       ['PATCH', `/v1/transactions/${transfer.id}`, '{"exchangeRate":1e300}'],
       ['PATCH', `/v1/transactions/${transfer.id}`, '{"amount":10000000}'],
@@ -177,7 +198,14 @@ describe('PATCH reverses and re-applies effects', () => {
   test('change the amount of a two-currency transfer with a rate: the destination amount is recomputed', async () => {
     const { owner, ids } = await setup(['EUR', 'USD'])
     const [a, b] = ids as [string, string]
-    const txn = await createTxn(server, owner.key, { accountId: a, amount: 10, date: '2026-01-01', isTransfer: true, transferToAccountId: b, exchangeRate: 1.1 })
+    const txn = await createTxn(server, owner.key, {
+      accountId: a,
+      amount: 10,
+      date: '2026-01-01',
+      isTransfer: true,
+      transferToAccountId: b,
+      exchangeRate: 1.1,
+    })
     expect(txn.destinationAmount).toBe(11)
     const changed = await patchTxn(server, owner.key, txn.id, { amount: 20 })
     expect(changed).toMatchObject({ destinationAmount: 22, exchangeRate: 1.1 })
@@ -193,7 +221,14 @@ describe('PATCH reverses and re-applies effects', () => {
   test('a PATCH that does not move money keeps an explicit destinationAmount', async () => {
     const { owner, ids } = await setup()
     const [a, b] = ids as [string, string]
-    const txn = await createTxn(server, owner.key, { accountId: a, amount: 50, date: '2026-01-01', isTransfer: true, transferToAccountId: b, destinationAmount: 49.5 })
+    const txn = await createTxn(server, owner.key, {
+      accountId: a,
+      amount: 50,
+      date: '2026-01-01',
+      isTransfer: true,
+      transferToAccountId: b,
+      destinationAmount: 49.5,
+    })
     const changed = await patchTxn(server, owner.key, txn.id, { note: 'fee included' })
     expect(changed.destinationAmount).toBe(49.5)
     expect(await balances(server, owner.key, a, b)).toEqual(['50', '149.5'])
@@ -228,7 +263,11 @@ describe('PATCH reverses and re-applies effects', () => {
     const [a, b] = ids as [string, string]
     const txn = await createTxn(server, owner.key, { accountId: a, amount: -10, date: '2026-01-01' })
     const before = snapshot(server, owner.id)
-    expectProblem(await server.request('PATCH', `/v1/transactions/${txn.id}`, { key: owner.key, body: { isTransfer: true, transferToAccountId: b } }), 422, 'rule_violation')
+    expectProblem(
+      await server.request('PATCH', `/v1/transactions/${txn.id}`, { key: owner.key, body: { isTransfer: true, transferToAccountId: b } }),
+      422,
+      'rule_violation',
+    )
     expect(snapshot(server, owner.id)).toEqual(before)
     await patchTxn(server, owner.key, txn.id, { isTransfer: true, transferToAccountId: b, amount: 10 })
     expect(await balances(server, owner.key, a, b)).toEqual(['90', '110'])
@@ -269,7 +308,14 @@ describe('DELETE', () => {
     const { owner, ids } = await setup()
     const [a, b] = ids as [string, string]
     const expense = await createTxn(server, owner.key, { accountId: a, amount: 12.34, date: '2026-01-01', note: 'gone', time: '10:00', payeeName: 'Shop' })
-    const transfer = await createTxn(server, owner.key, { accountId: a, amount: 20, date: '2026-01-02', isTransfer: true, transferToAccountId: b, destinationAmount: 19 })
+    const transfer = await createTxn(server, owner.key, {
+      accountId: a,
+      amount: 20,
+      date: '2026-01-02',
+      isTransfer: true,
+      transferToAccountId: b,
+      destinationAmount: 19,
+    })
     expect(await balances(server, owner.key, a, b)).toEqual(['67.66', '119'])
 
     const asWas = await getTxn(server, owner.key, expense.id)

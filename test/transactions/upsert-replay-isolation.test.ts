@@ -31,7 +31,10 @@ describe('upsert', () => {
     expect(await balances(server, owner.key, a.id, b.id)).toEqual(['87.5', '100'])
 
     // the same external id, now on another account and as income, trimmed
-    const moved = await server.request('POST', '/v1/transactions/upsert', { key: owner.key, body: { ...body, externalId: '  bank-tx-1 ', accountId: b.id, amount: -3 } })
+    const moved = await server.request('POST', '/v1/transactions/upsert', {
+      key: owner.key,
+      body: { ...body, externalId: '  bank-tx-1 ', accountId: b.id, amount: -3 },
+    })
     expect(moved.status).toBe(200)
     expect(moved.json.data.id).toBe(created.json.data.id)
     expect(await balances(server, owner.key, a.id, b.id)).toEqual(['100', '103'])
@@ -51,7 +54,10 @@ describe('upsert', () => {
   test('the list can be filtered by the externalId', async () => {
     const owner = await server.owner()
     const a = await createAccount(server, owner.key)
-    const one = await server.request('POST', '/v1/transactions/upsert', { key: owner.key, body: { externalId: 'x-1', accountId: a.id, amount: 1, date: '2026-01-01' } })
+    const one = await server.request('POST', '/v1/transactions/upsert', {
+      key: owner.key,
+      body: { externalId: 'x-1', accountId: a.id, amount: 1, date: '2026-01-01' },
+    })
     await server.request('POST', '/v1/transactions/upsert', { key: owner.key, body: { externalId: 'x-2', accountId: a.id, amount: 1, date: '2026-01-01' } })
     expect(await listAll(server, owner.key, 'externalId=x-1')).toEqual([one.json.data])
   })
@@ -62,9 +68,21 @@ describe('upsert', () => {
     const first = await createTxn(server, owner.key, { accountId: a.id, amount: 1, date: '2026-01-01', externalId: 'dup' })
     const second = await createTxn(server, owner.key, { accountId: a.id, amount: 2, date: '2026-01-01', externalId: 'other' })
     const before = snapshot(server, owner.id)
-    expectProblem(await server.request('POST', '/v1/transactions', { key: owner.key, body: { accountId: a.id, amount: 5, date: '2026-01-01', externalId: 'dup' } }), 409, 'external_id_conflict')
-    expectProblem(await server.request('POST', '/v1/transactions', { key: owner.key, body: { accountId: a.id, amount: 5, date: '2026-01-01', externalId: ' dup ' } }), 409, 'external_id_conflict')
-    expectProblem(await server.request('PATCH', `/v1/transactions/${second.id}`, { key: owner.key, body: { externalId: 'dup', amount: 50 } }), 409, 'external_id_conflict')
+    expectProblem(
+      await server.request('POST', '/v1/transactions', { key: owner.key, body: { accountId: a.id, amount: 5, date: '2026-01-01', externalId: 'dup' } }),
+      409,
+      'external_id_conflict',
+    )
+    expectProblem(
+      await server.request('POST', '/v1/transactions', { key: owner.key, body: { accountId: a.id, amount: 5, date: '2026-01-01', externalId: ' dup ' } }),
+      409,
+      'external_id_conflict',
+    )
+    expectProblem(
+      await server.request('PATCH', `/v1/transactions/${second.id}`, { key: owner.key, body: { externalId: 'dup', amount: 50 } }),
+      409,
+      'external_id_conflict',
+    )
     expect(snapshot(server, owner.id)).toEqual(before)
     // setting its own externalId again is fine; freeing one lets another take it
     expect((await server.request('PATCH', `/v1/transactions/${first.id}`, { key: owner.key, body: { externalId: 'dup' } })).status).toBe(200)
@@ -73,7 +91,10 @@ describe('upsert', () => {
     // another owner may use the same externalId
     const other = await server.owner()
     const oa = await createAccount(server, other.key)
-    expect((await server.request('POST', '/v1/transactions', { key: other.key, body: { accountId: oa.id, amount: 1, date: '2026-01-01', externalId: 'dup' } })).status).toBe(201)
+    expect(
+      (await server.request('POST', '/v1/transactions', { key: other.key, body: { accountId: oa.id, amount: 1, date: '2026-01-01', externalId: 'dup' } }))
+        .status,
+    ).toBe(201)
   })
 })
 
@@ -127,14 +148,21 @@ describe('replay', () => {
 
     // the same key with another body → 409 idempotency_key_reused, nothing changes
     const key = crypto.randomUUID()
-    expect((await server.request('POST', '/v1/transactions', { key: owner.key, idempotencyKey: key, body: { accountId: a.id, amount: 1, date: '2026-01-01' } })).status).toBe(201)
+    expect(
+      (await server.request('POST', '/v1/transactions', { key: owner.key, idempotencyKey: key, body: { accountId: a.id, amount: 1, date: '2026-01-01' } }))
+        .status,
+    ).toBe(201)
     const before = snapshot(server, owner.id)
     expectProblem(
       await server.request('POST', '/v1/transactions', { key: owner.key, idempotencyKey: key, body: { accountId: a.id, amount: 2, date: '2026-01-01' } }),
       409,
       'idempotency_key_reused',
     )
-    expectProblem(await server.request('PATCH', `/v1/transactions/${txnId}`, { key: owner.key, idempotencyKey: key, body: { amount: 1 } }), 409, 'idempotency_key_reused')
+    expectProblem(
+      await server.request('PATCH', `/v1/transactions/${txnId}`, { key: owner.key, idempotencyKey: key, body: { amount: 1 } }),
+      409,
+      'idempotency_key_reused',
+    )
     expect(snapshot(server, owner.id)).toEqual(before)
   })
 
@@ -156,9 +184,20 @@ describe('replay', () => {
     }
     const txn = await createTxn(server, owner.key, { accountId: a.id, amount: 1, date: '2026-01-01' })
     const key = crypto.randomUUID()
-    const first = await server.request('PATCH', `/v1/transactions/${txn.id}`, { key: owner.key, body: { payeeId: 'pay_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b' }, idempotencyKey: key })
+    const first = await server.request('PATCH', `/v1/transactions/${txn.id}`, {
+      key: owner.key,
+      body: { payeeId: 'pay_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b' },
+      idempotencyKey: key,
+    })
     expectProblem(first, 422, 'invalid_reference')
-    expectReplay(first, await server.request('PATCH', `/v1/transactions/${txn.id}`, { key: owner.key, body: { payeeId: 'pay_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b' }, idempotencyKey: key }))
+    expectReplay(
+      first,
+      await server.request('PATCH', `/v1/transactions/${txn.id}`, {
+        key: owner.key,
+        body: { payeeId: 'pay_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b' },
+        idempotencyKey: key,
+      }),
+    )
     expect(await balances(server, owner.key, a.id)).toEqual(['99'])
   })
 
@@ -166,14 +205,22 @@ describe('replay', () => {
     const owner = await server.owner()
     const a = await createAccount(server, owner.key)
     const key = crypto.randomUUID()
-    const first = await server.request('POST', '/v1/transactions', { key: owner.key, idempotencyKey: key, body: `{"accountId":"${a.id}","amount":10,"date":"2026-01-01"}` })
+    const first = await server.request('POST', '/v1/transactions', {
+      key: owner.key,
+      idempotencyKey: key,
+      body: `{"accountId":"${a.id}","amount":10,"date":"2026-01-01"}`,
+    })
     expect(first.status).toBe(201)
     for (const spelling of [`{"date":"2026-01-01","amount":10.00,"accountId":"${a.id}"}`, `{ "amount" : 1e1 , "accountId":"${a.id}","date":"2026-01-01"}`]) {
       const again = await server.request('POST', '/v1/transactions', { key: owner.key, idempotencyKey: key, body: spelling })
       expectReplay(first, again)
     }
     expectProblem(
-      await server.request('POST', '/v1/transactions', { key: owner.key, idempotencyKey: key, body: `{"accountId":"${a.id}","amount":10.00000001,"date":"2026-01-01"}` }),
+      await server.request('POST', '/v1/transactions', {
+        key: owner.key,
+        idempotencyKey: key,
+        body: `{"accountId":"${a.id}","amount":10.00000001,"date":"2026-01-01"}`,
+      }),
       409,
       'idempotency_key_reused',
     )
@@ -184,8 +231,16 @@ describe('replay', () => {
     const owner = await server.owner()
     const a = await createAccount(server, owner.key)
     const key = crypto.randomUUID()
-    expectProblem(await server.request('POST', '/v1/transactions', { key: owner.key, idempotencyKey: key, body: { accountId: a.id, amount: 1, date: '2026-02-30' } }), 422, 'validation_failed')
-    const fixed = await server.request('POST', '/v1/transactions', { key: owner.key, idempotencyKey: key, body: { accountId: a.id, amount: 1, date: '2026-02-28' } })
+    expectProblem(
+      await server.request('POST', '/v1/transactions', { key: owner.key, idempotencyKey: key, body: { accountId: a.id, amount: 1, date: '2026-02-30' } }),
+      422,
+      'validation_failed',
+    )
+    const fixed = await server.request('POST', '/v1/transactions', {
+      key: owner.key,
+      idempotencyKey: key,
+      body: { accountId: a.id, amount: 1, date: '2026-02-28' },
+    })
     expect(fixed.status).toBe(201)
     expect(fixed.headers.get('idempotent-replayed')).toBeNull()
   })
@@ -195,7 +250,9 @@ describe('replay', () => {
     const a = await createAccount(server, owner.key)
     const key = crypto.randomUUID()
     const body = { accountId: a.id, amount: 2.5, date: '2026-01-01' }
-    const results = await Promise.all(Array.from({ length: 20 }, () => server.request('POST', '/v1/transactions', { key: owner.key, body, idempotencyKey: key })))
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => server.request('POST', '/v1/transactions', { key: owner.key, body, idempotencyKey: key })),
+    )
     const created = results.filter((r) => r.status === 201)
     for (const r of results) {
       if (r.status === 409) expectProblem(r, 409, 'idempotency_key_in_progress')
@@ -215,7 +272,13 @@ describe('isolation', () => {
     const bob = await server.owner()
     const aliceAccount = await createAccount(server, alice.key)
     const bobAccount = await createAccount(server, bob.key)
-    const txn = await createTxn(server, alice.key, { accountId: aliceAccount.id, amount: 3, date: '2026-01-01', externalId: 'shared-ext', payeeName: 'Alice Shop' })
+    const txn = await createTxn(server, alice.key, {
+      accountId: aliceAccount.id,
+      amount: 3,
+      date: '2026-01-01',
+      externalId: 'shared-ext',
+      payeeName: 'Alice Shop',
+    })
     const bobTxn = await createTxn(server, bob.key, { accountId: bobAccount.id, amount: 4, date: '2026-01-01' })
     const aliceBefore = snapshot(server, alice.id)
 
@@ -231,7 +294,10 @@ describe('isolation', () => {
       expect(res.json).toEqual({ data: [], nextCursor: null, hasMore: false })
     }
     // bob's upsert with alice's externalId creates bob's own
-    const up = await server.request('POST', '/v1/transactions/upsert', { key: bob.key, body: { externalId: 'shared-ext', accountId: bobAccount.id, amount: 1, date: '2026-01-01' } })
+    const up = await server.request('POST', '/v1/transactions/upsert', {
+      key: bob.key,
+      body: { externalId: 'shared-ext', accountId: bobAccount.id, amount: 1, date: '2026-01-01' },
+    })
     expect(up.status).toBe(201)
     expect(up.json.data.id).not.toBe(txn.id)
     // the agent context shows only one's own transactions
@@ -249,8 +315,16 @@ describe('isolation', () => {
     const aa = await createAccount(server, alice.key)
     const ba = await createAccount(server, bob.key)
     const key = 'shared-idempotency-key'
-    const r1 = await server.request('POST', '/v1/transactions', { key: alice.key, idempotencyKey: key, body: { accountId: aa.id, amount: 1, date: '2026-01-01' } })
-    const r2 = await server.request('POST', '/v1/transactions', { key: bob.key, idempotencyKey: key, body: { accountId: ba.id, amount: 1, date: '2026-01-01' } })
+    const r1 = await server.request('POST', '/v1/transactions', {
+      key: alice.key,
+      idempotencyKey: key,
+      body: { accountId: aa.id, amount: 1, date: '2026-01-01' },
+    })
+    const r2 = await server.request('POST', '/v1/transactions', {
+      key: bob.key,
+      idempotencyKey: key,
+      body: { accountId: ba.id, amount: 1, date: '2026-01-01' },
+    })
     expect(r1.status).toBe(201)
     expect(r2.status).toBe(201)
     expect(r2.headers.get('idempotent-replayed')).toBeNull()

@@ -66,7 +66,16 @@ export class PfinError extends Error {
   /** The response, its body already read. */
   readonly response: Response | undefined
 
-  constructor(problem: { status: number; code: PfinErrorCode; detail: string; title?: string; type?: string; requestId?: string | null; retryAfter?: number | null; response?: Response }) {
+  constructor(problem: {
+    status: number
+    code: PfinErrorCode
+    detail: string
+    title?: string
+    type?: string
+    requestId?: string | null
+    retryAfter?: number | null
+    response?: Response
+  }) {
     super(`${problem.status} ${problem.code}: ${problem.detail}${problem.requestId ? ` (request ${problem.requestId})` : ''}`)
     this.status = problem.status
     this.code = problem.code
@@ -88,7 +97,8 @@ export class PfinError extends Error {
       const title = typeof body.title === 'string' ? body.title : undefined
       const type = typeof body.type === 'string' ? body.type : undefined
       // A code this client does not know (a newer server): kept in the detail, typed as unexpected.
-      if (!KNOWN.has(body.code)) return new PfinError({ ...common, code: 'unexpected_response', detail: `${body.code}: ${body.detail}`, title, type, requestId })
+      if (!KNOWN.has(body.code))
+        return new PfinError({ ...common, code: 'unexpected_response', detail: `${body.code}: ${body.detail}`, title, type, requestId })
       return new PfinError({ ...common, code: body.code as ProblemCode, detail: body.detail, title, type, requestId })
     }
     const text = typeof body === 'string' ? body.trim().slice(0, 200) : body === undefined ? '' : JSON.stringify(body).slice(0, 200)

@@ -43,6 +43,7 @@ export interface PfinClientOptions<Exact extends boolean = false> {
 type HttpMethod = 'get' | 'post' | 'patch' | 'delete'
 type OperationOf<P, Path extends keyof P, M extends HttpMethod> = P[Path] extends { [K in M]: infer O } ? O : never
 type PathsWith<P, M extends HttpMethod> = { [K in keyof P]: P[K] extends { [X in M]: object } ? K : never }[keyof P]
+// biome-ignore lint/complexity/noBannedTypes: `{} extends Pick<T, K>` is the test for an optional key
 type RequiredKeys<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? never : K }[keyof T]
 type InitArgs<Init> = [RequiredKeys<Init>] extends [never] ? [init?: Init & { [key: string]: unknown }] : [init: Init & { [key: string]: unknown }]
 /** The JSON body of an operation's success (2xx) responses. */
@@ -144,8 +145,11 @@ export function createPfinClient<const Exact extends boolean = false>(options: P
     bodySerializer: (body: unknown) => stringifyExact(body),
   })
   // Internal calls go through an untyped view; the public signatures above carry the types.
-  // biome-ignore lint/suspicious/noExplicitAny: see above
-  const call = raw as unknown as Record<'GET' | 'POST' | 'PATCH' | 'DELETE', (url: string, init?: any) => Promise<{ data?: any; error?: any; response: Response }>>
+  const call = raw as unknown as Record<
+    'GET' | 'POST' | 'PATCH' | 'DELETE',
+    // biome-ignore lint/suspicious/noExplicitAny: see above
+    (url: string, init?: any) => Promise<{ data?: any; error?: any; response: Response }>
+  >
   const bodyOf =
     (method: 'GET' | 'POST' | 'PATCH' | 'DELETE') =>
     // biome-ignore lint/suspicious/noExplicitAny: see above

@@ -49,4 +49,3 @@ export const rateLimitCounters = sqliteTable('rate_limit_counters', {
   dayWindow: int('day_window').notNull(),
   dayCount: int('day_count').notNull(),
 })
-

@@ -74,7 +74,11 @@ export class ControlStore {
   revokeKey(id: string, at: number): boolean {
     const found = this.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id)).get()
     if (!found) return false
-    this.db.update(apiKeys).set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${at})` }).where(eq(apiKeys.id, id)).run()
+    this.db
+      .update(apiKeys)
+      .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${at})` })
+      .where(eq(apiKeys.id, id))
+      .run()
     return true
   }
 
@@ -84,14 +88,20 @@ export class ControlStore {
 
   /** Removes an owner with everything the control database holds for it, in one transaction. */
   deleteOwner(id: string): { keys: number } {
-    return this.db.transaction((tx) => {
-      const keys = tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.ownerId, id)).all()
-      for (const key of keys) tx.delete(rateLimitCounters).where(eq(rateLimitCounters.bucket, `key:${key.id}`)).run()
-      tx.delete(apiKeys).where(eq(apiKeys.ownerId, id)).run()
-      tx.delete(idempotencyRecords).where(eq(idempotencyRecords.ownerId, id)).run()
-      tx.delete(owners).where(eq(owners.id, id)).run()
-      return { keys: keys.length }
-    }, { behavior: 'immediate' })
+    return this.db.transaction(
+      (tx) => {
+        const keys = tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.ownerId, id)).all()
+        for (const key of keys)
+          tx.delete(rateLimitCounters)
+            .where(eq(rateLimitCounters.bucket, `key:${key.id}`))
+            .run()
+        tx.delete(apiKeys).where(eq(apiKeys.ownerId, id)).run()
+        tx.delete(idempotencyRecords).where(eq(idempotencyRecords.ownerId, id)).run()
+        tx.delete(owners).where(eq(owners.id, id)).run()
+        return { keys: keys.length }
+      },
+      { behavior: 'immediate' },
+    )
   }
 
   /** A key stops working at `at` (or stays at an earlier expiry it already had). */

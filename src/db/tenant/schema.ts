@@ -138,9 +138,7 @@ export const transactions = sqliteTable(
     uniqueIndex('transactions_external_id_idx').on(t.externalId),
     index('transactions_list_idx').on(t.date, t.createdAt, t.id),
     index('transactions_account_idx').on(t.accountId, t.date, t.createdAt, t.id),
-    index('transactions_transfer_to_idx')
-      .on(t.transferToAccountId, t.date, t.createdAt, t.id)
-      .where(sql`transfer_to_account_id IS NOT NULL`),
+    index('transactions_transfer_to_idx').on(t.transferToAccountId, t.date, t.createdAt, t.id).where(sql`transfer_to_account_id IS NOT NULL`),
     index('transactions_category_idx').on(t.categoryId, t.date, t.createdAt, t.id),
     index('transactions_payee_idx').on(t.payeeId, t.date, t.createdAt, t.id),
   ],

@@ -11,8 +11,16 @@ const activeOnly = eq(accounts.isArchived, false)
 
 /** Prepared once per open tenant file. */
 const statements = (db: TenantDrizzle) => ({
-  byId: db.select().from(accounts).where(eq(accounts.id, sql.placeholder('id'))).prepare(),
-  byExternalId: db.select().from(accounts).where(eq(accounts.externalId, sql.placeholder('externalId'))).prepare(),
+  byId: db
+    .select()
+    .from(accounts)
+    .where(eq(accounts.id, sql.placeholder('id')))
+    .prepare(),
+  byExternalId: db
+    .select()
+    .from(accounts)
+    .where(eq(accounts.externalId, sql.placeholder('externalId')))
+    .prepare(),
   firstPage: db.select().from(accounts).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),
   nextPage: db.select().from(accounts).where(after).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),
   firstActivePage: db.select().from(accounts).where(activeOnly).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),

@@ -68,9 +68,7 @@ const GROUPS: Group[] = [
     type: 'expense',
     icon: 'shopping-bag',
     color: '#D35400',
-    children: [
-      ['clothing', 'Clothing', 'shirt'],
-    ],
+    children: [['clothing', 'Clothing', 'shirt']],
   },
   {
     key: 'health',
@@ -89,9 +87,7 @@ const GROUPS: Group[] = [
     type: 'expense',
     icon: 'film',
     color: '#16A085',
-    children: [
-      ['subscriptions', 'Subscriptions', 'tv'],
-    ],
+    children: [['subscriptions', 'Subscriptions', 'tv']],
   },
   {
     key: 'travel',

@@ -10,8 +10,16 @@ export type CategoryTree = Map<string, { name: string; parentId: string | null }
 
 /** Prepared once per open tenant file. */
 const statements = (db: TenantDrizzle) => ({
-  byId: db.select().from(categories).where(eq(categories.id, sql.placeholder('id'))).prepare(),
-  byExternalId: db.select().from(categories).where(eq(categories.externalId, sql.placeholder('externalId'))).prepare(),
+  byId: db
+    .select()
+    .from(categories)
+    .where(eq(categories.id, sql.placeholder('id')))
+    .prepare(),
+  byExternalId: db
+    .select()
+    .from(categories)
+    .where(eq(categories.externalId, sql.placeholder('externalId')))
+    .prepare(),
   tree: db.select({ id: categories.id, name: categories.name, parentId: categories.parentId }).from(categories).prepare(),
 })
 

@@ -20,8 +20,7 @@ export const categoryRoutes = [
     path: '/v1/categories',
     operationId: 'listCategories',
     summary: 'List categories (system first, then custom; oldest first)',
-    description:
-      'System categories for everyone and for your country, then your own. `depth` and `fullName` reflect the current hierarchy.',
+    description: 'System categories for everyone and for your country, then your own. `depth` and `fullName` reflect the current hierarchy.',
     tag,
     scopes: ['categories:read'],
     query: CategoryListQuery,

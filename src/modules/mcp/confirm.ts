@@ -14,7 +14,13 @@ function sign(parts: string[]): string {
   return createHmac('sha256', SECRET).update(parts.join('\n')).digest('base64url').slice(0, 32)
 }
 
-export function issueConfirmToken(ownerId: string, tool: string, target: string, version: string, now = Date.now()): { confirmToken: string; expiresAt: number } {
+export function issueConfirmToken(
+  ownerId: string,
+  tool: string,
+  target: string,
+  version: string,
+  now = Date.now(),
+): { confirmToken: string; expiresAt: number } {
   const expiresAt = now + CONFIRM_TTL_MS
   return { confirmToken: `cfm_${expiresAt.toString(36)}_${sign([ownerId, tool, target, version, String(expiresAt)])}`, expiresAt }
 }

@@ -46,7 +46,9 @@ function runTool(tool: ToolSpec, call: ToolCall, args: Record<string, unknown>) 
     if (isStorageError(error)) {
       problem = storageProblem(call.platform, error, call.state, call.state.requestId)
     } else {
-      call.platform.log(`[${call.state.requestId}] internal error in MCP tool ${tool.name}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+      call.platform.log(
+        `[${call.state.requestId}] internal error in MCP tool ${tool.name}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      )
       problem = { code: 'internal_error', detail: `Something went wrong on our side; quote request id ${call.state.requestId} when reporting it` }
     }
     const body = problemBody(problem.code, problem.detail, call.state.requestId) as unknown as Record<string, unknown>
@@ -82,30 +84,36 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
     ))
   const allowedOrigins = new Set(platform.config.mcpAllowedOrigins)
 
-  return new Elysia({ name: 'mcp' })
-    .post(
-      '/mcp',
-      async ({ request, set }) => {
-        const state = requestStateOf(request, server)
-        state.route = '/mcp'
-        set.headers['x-request-id'] = state.requestId
-        const auth = admit(platform, await platform.authenticator.authenticate(request.headers.get('authorization')), state, set.headers)
-        // A browser page on another site must not drive the owner's key (DNS rebinding, CSRF).
-        const origin = request.headers.get('origin')
-        if (origin !== null && !allowedOrigins.has(origin.replace(/\/+$/, ''))) {
-          throw new ApiError('origin_not_allowed', `Origin ${origin} may not call /mcp; the operator can allow it with MCP_ALLOWED_ORIGINS`)
-        }
-        if (auth.subject.tier !== 'pro') throw new ApiError('pro_tier_required', 'The API is available to Pro tier owners only')
-        state.auth = auth
-        const decoded = await readJsonBody(request, MCP_BODY_LIMIT)
-        const call: ToolCall = { platform, state, auth }
-        const response = await (await mcpHandler()).fetch(request, {
-          authInfo: { token: 'api-key', clientId: auth.principal.keyId, scopes: [...auth.principal.scopes], extra: { call } },
-          parsedBody: decoded?.value,
-        })
-        platform.access?.record({ requestId: state.requestId, method: 'POST', route: '/mcp', status: response.status, startedAt: state.startedAt, ownerId: auth.subject.id })
-        return response
-      },
-      { parse: 'none', detail: { hide: true } } as never,
-    )
+  return new Elysia({ name: 'mcp' }).post(
+    '/mcp',
+    async ({ request, set }) => {
+      const state = requestStateOf(request, server)
+      state.route = '/mcp'
+      set.headers['x-request-id'] = state.requestId
+      const auth = admit(platform, await platform.authenticator.authenticate(request.headers.get('authorization')), state, set.headers)
+      // A browser page on another site must not drive the owner's key (DNS rebinding, CSRF).
+      const origin = request.headers.get('origin')
+      if (origin !== null && !allowedOrigins.has(origin.replace(/\/+$/, ''))) {
+        throw new ApiError('origin_not_allowed', `Origin ${origin} may not call /mcp; the operator can allow it with MCP_ALLOWED_ORIGINS`)
+      }
+      if (auth.subject.tier !== 'pro') throw new ApiError('pro_tier_required', 'The API is available to Pro tier owners only')
+      state.auth = auth
+      const decoded = await readJsonBody(request, MCP_BODY_LIMIT)
+      const call: ToolCall = { platform, state, auth }
+      const response = await (await mcpHandler()).fetch(request, {
+        authInfo: { token: 'api-key', clientId: auth.principal.keyId, scopes: [...auth.principal.scopes], extra: { call } },
+        parsedBody: decoded?.value,
+      })
+      platform.access?.record({
+        requestId: state.requestId,
+        method: 'POST',
+        route: '/mcp',
+        status: response.status,
+        startedAt: state.startedAt,
+        ownerId: auth.subject.id,
+      })
+      return response
+    },
+    { parse: 'none', detail: { hide: true } } as never,
+  )
 }

@@ -163,7 +163,14 @@ function refusedToken(call: ToolCall, tool: string, why: 'expired' | 'stale'): T
       : `confirmToken: not valid for this target as it is now (it changed since the plan, or the token is for another call); call ${tool} without confirmToken for a new plan`
   return {
     status: 409,
-    body: { type: 'urn:pfin:problem:confirmation_required', title: 'Confirmation required', detail, status: 409, code: 'confirmation_required', request_id: call.state.requestId },
+    body: {
+      type: 'urn:pfin:problem:confirmation_required',
+      title: 'Confirmation required',
+      detail,
+      status: 409,
+      code: 'confirmation_required',
+      request_id: call.state.requestId,
+    },
   }
 }
 
@@ -174,10 +181,12 @@ function importTool(routes: readonly AnyRoute[]): ToolSpec {
   return {
     name: 'import_transactions',
     title: 'Import transactions (dry run, then confirm)',
-    description:
-      `Upserts up to 500 transactions by your externalId, all or nothing. ${SIGN_CONVENTION} Without confirmToken this is a dry run: it reports what each item would do (created, updated, unchanged, skipped_deleted) or its errors, writes nothing, and returns a confirmToken when every item passes. Call again with the same items and that confirmToken to import.`,
+    description: `Upserts up to 500 transactions by your externalId, all or nothing. ${SIGN_CONVENTION} Without confirmToken this is a dry run: it reports what each item would do (created, updated, unchanged, skipped_deleted) or its errors, writes nothing, and returns a confirmToken when every item passes. Call again with the same items and that confirmToken to import.`,
     routes: [route],
-    input: t.Object({ items: properties.items as TSchema, ifDeleted: properties.ifDeleted as TSchema, confirmToken: ConfirmToken }, { additionalProperties: false }),
+    input: t.Object(
+      { items: properties.items as TSchema, ifDeleted: properties.ifDeleted as TSchema, confirmToken: ConfirmToken },
+      { additionalProperties: false },
+    ),
     readOnly: false,
     destructive: false,
     run(call, args) {
@@ -254,7 +263,13 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'Create or update an account',
       'Creates the account with your externalId, or updates the one that has it: calling again with the same input changes nothing. `balance` is set outright.',
     ),
-    direct(routes, 'upsert_category', 'upsertCategory', 'Create or update a category', 'Creates or updates a custom category by your externalId; safe to repeat.'),
+    direct(
+      routes,
+      'upsert_category',
+      'upsertCategory',
+      'Create or update a category',
+      'Creates or updates a custom category by your externalId; safe to repeat.',
+    ),
     direct(routes, 'upsert_payee', 'upsertPayee', 'Create or update a payee', 'Creates or updates a payee by your externalId; safe to repeat.'),
     direct(
       routes,

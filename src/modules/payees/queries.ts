@@ -12,9 +12,21 @@ const matches = sql`instr(${payees.searchText}, ${sql.placeholder('q')}) > 0`
 const listOrder = [asc(payees.createdAt), asc(payees.id)]
 
 const statements = (db: TenantDrizzle) => ({
-  byId: db.select().from(payees).where(eq(payees.id, sql.placeholder('id'))).prepare(),
-  byExternalId: db.select().from(payees).where(eq(payees.externalId, sql.placeholder('externalId'))).prepare(),
-  byNormalizedName: db.select().from(payees).where(eq(payees.normalizedName, sql.placeholder('name'))).prepare(),
+  byId: db
+    .select()
+    .from(payees)
+    .where(eq(payees.id, sql.placeholder('id')))
+    .prepare(),
+  byExternalId: db
+    .select()
+    .from(payees)
+    .where(eq(payees.externalId, sql.placeholder('externalId')))
+    .prepare(),
+  byNormalizedName: db
+    .select()
+    .from(payees)
+    .where(eq(payees.normalizedName, sql.placeholder('name')))
+    .prepare(),
   byAlias: db
     .select({ payee: payees })
     .from(payeeAliases)
@@ -23,16 +35,34 @@ const statements = (db: TenantDrizzle) => ({
     .orderBy(asc(payees.createdAt), asc(payees.id))
     .limit(1)
     .prepare(),
-  firstPage: db.select().from(payees).orderBy(...listOrder).limit(sql.placeholder('limit')).prepare(),
-  nextPage: db.select().from(payees).where(after).orderBy(...listOrder).limit(sql.placeholder('limit')).prepare(),
-  firstMatchPage: db.select().from(payees).where(matches).orderBy(...listOrder).limit(sql.placeholder('limit')).prepare(),
-  nextMatchPage: db.select().from(payees).where(and(matches, after)).orderBy(...listOrder).limit(sql.placeholder('limit')).prepare(),
-  mostUsed: db
+  firstPage: db
     .select()
     .from(payees)
-    .orderBy(desc(payees.transactionCount), asc(payees.createdAt), asc(payees.id))
+    .orderBy(...listOrder)
     .limit(sql.placeholder('limit'))
     .prepare(),
+  nextPage: db
+    .select()
+    .from(payees)
+    .where(after)
+    .orderBy(...listOrder)
+    .limit(sql.placeholder('limit'))
+    .prepare(),
+  firstMatchPage: db
+    .select()
+    .from(payees)
+    .where(matches)
+    .orderBy(...listOrder)
+    .limit(sql.placeholder('limit'))
+    .prepare(),
+  nextMatchPage: db
+    .select()
+    .from(payees)
+    .where(and(matches, after))
+    .orderBy(...listOrder)
+    .limit(sql.placeholder('limit'))
+    .prepare(),
+  mostUsed: db.select().from(payees).orderBy(desc(payees.transactionCount), asc(payees.createdAt), asc(payees.id)).limit(sql.placeholder('limit')).prepare(),
   setStats: db
     .update(payees)
     .set({ transactionCount: sql`${sql.placeholder('count')}`, totalSpent: sql`${sql.placeholder('spent')}` })

@@ -8,15 +8,7 @@ import { trimmed } from '../../platform/schemas.ts'
 import { findVisibleCategory } from '../categories/service.ts'
 import type { PayeeUpdateInput } from './model.ts'
 import { normalizeName } from './normalize.ts'
-import {
-  findPayee,
-  findPayeeByAlias,
-  findPayeeByExternalId,
-  findPayeeByNormalizedName,
-  listPayeeRows,
-  type PayeeRow,
-  toPayee,
-} from './queries.ts'
+import { findPayee, findPayeeByAlias, findPayeeByExternalId, findPayeeByNormalizedName, listPayeeRows, type PayeeRow, toPayee } from './queries.ts'
 
 /** Payees: unique by normalized name, found by name or alias, with exact usage aggregates. */
 
@@ -33,7 +25,11 @@ function searchText(normalizedName: string, aliases: string[]): string {
 function writeAliases(tenant: Tenant, payeeId: string, aliases: string[]): void {
   tenant.db.delete(payeeAliases).where(eq(payeeAliases.payeeId, payeeId)).run()
   const normalized = [...new Set(aliases.map(normalizeName))].filter(Boolean)
-  if (normalized.length) tenant.db.insert(payeeAliases).values(normalized.map((normalizedAlias) => ({ payeeId, normalizedAlias }))).run()
+  if (normalized.length)
+    tenant.db
+      .insert(payeeAliases)
+      .values(normalized.map((normalizedAlias) => ({ payeeId, normalizedAlias })))
+      .run()
 }
 
 /** Aliases as given (trimmed), without repeats of the same normal form. */
@@ -111,7 +107,8 @@ export function updatePayee(tenant: Tenant, country: string | null, id: string, 
     const current = getPayee(tenant, id)
     const changes = changesFrom(tenant, country, body, id)
     const next = { ...current, ...changes }
-    if (changes.normalizedName !== undefined || changes.aliases !== undefined) changes.searchText = next.searchText = searchText(next.normalizedName, next.aliases)
+    if (changes.normalizedName !== undefined || changes.aliases !== undefined)
+      changes.searchText = next.searchText = searchText(next.normalizedName, next.aliases)
     if (Object.keys(changes).length > 0) tenant.db.update(payees).set(changes).where(eq(payees.id, id)).run()
     if (changes.aliases !== undefined) writeAliases(tenant, id, next.aliases)
     return next

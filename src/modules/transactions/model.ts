@@ -1,5 +1,21 @@
 import { t } from 'elysia'
-import { CalendarDate, ClockTime, Cursor, EpochMs, ExternalId, Id, Limit, ListOf, LongText, Money, Name, Nullable, PathId, SingleOf, UpsertOf } from '../../platform/schemas.ts'
+import {
+  CalendarDate,
+  ClockTime,
+  Cursor,
+  EpochMs,
+  ExternalId,
+  Id,
+  Limit,
+  ListOf,
+  LongText,
+  Money,
+  Name,
+  Nullable,
+  PathId,
+  SingleOf,
+  UpsertOf,
+} from '../../platform/schemas.ts'
 
 export const Transaction = t.Object(
   {

@@ -27,9 +27,19 @@ const statements = (db: TenantDrizzle) => ({
     .set(placeholders(transactions, CHANGEABLE_FIELDS) as unknown as Partial<TransactionRow>)
     .where(eq(transactions.id, sql.placeholder('id')))
     .prepare(),
-  byId: selectView(db).where(eq(transactions.id, sql.placeholder('id'))).prepare(),
-  rowById: db.select().from(transactions).where(eq(transactions.id, sql.placeholder('id'))).prepare(),
-  byExternalId: db.select().from(transactions).where(eq(transactions.externalId, sql.placeholder('externalId'))).prepare(),
+  byId: selectView(db)
+    .where(eq(transactions.id, sql.placeholder('id')))
+    .prepare(),
+  rowById: db
+    .select()
+    .from(transactions)
+    .where(eq(transactions.id, sql.placeholder('id')))
+    .prepare(),
+  byExternalId: db
+    .select()
+    .from(transactions)
+    .where(eq(transactions.externalId, sql.placeholder('externalId')))
+    .prepare(),
   /** List statements by filter shape, built on first use. */
   lists: new Map<string, ReturnType<typeof buildList>>(),
 })

@@ -87,7 +87,12 @@ export const transactionRoutes = [
     response: TransactionBatchResponse,
     statuses: [200],
     errors: [...WRITE_ERRORS],
-    requestExample: { items: [{ externalId: 'bank-tx-9812', ...example }, { externalId: 'bank-tx-9813', accountId: example.accountId, amount: -2500, date: '2026-11-20', note: 'salary' }] },
+    requestExample: {
+      items: [
+        { externalId: 'bank-tx-9812', ...example },
+        { externalId: 'bank-tx-9813', accountId: example.accountId, amount: -2500, date: '2026-11-20', note: 'salary' },
+      ],
+    },
     handle: ({ tenant, auth, body }) => ({ status: 200, body: importTransactions(tenant, auth.subject.country, body) }),
   }),
   defineRoute({

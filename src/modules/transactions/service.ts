@@ -236,7 +236,15 @@ export function viewOf(tenant: Tenant, row: TransactionRow): TransactionView {
 
 const sortKey = ({ txn }: TransactionView): CursorKey => [txn.date, txn.createdAt, txn.id]
 const newerFirst = (a: TransactionView, b: TransactionView) =>
-  a.txn.date !== b.txn.date ? (a.txn.date < b.txn.date ? 1 : -1) : a.txn.createdAt !== b.txn.createdAt ? b.txn.createdAt - a.txn.createdAt : a.txn.id < b.txn.id ? 1 : -1
+  a.txn.date !== b.txn.date
+    ? a.txn.date < b.txn.date
+      ? 1
+      : -1
+    : a.txn.createdAt !== b.txn.createdAt
+      ? b.txn.createdAt - a.txn.createdAt
+      : a.txn.id < b.txn.id
+        ? 1
+        : -1
 
 /** Newest first (date, then createdAt, then id), filtered, one keyset page. */
 export function listTransactions(tenant: Tenant, query: TransactionListInput) {
