@@ -90,7 +90,7 @@ export const benchmark: Benchmark = {
       await viaBatch(pfin.url, key, exportRows(account.id, 0), `${run}-warm-b`)
       await viaSingles(pfin.url, key, exportRows(account.id, 0), `${run}-warm-s`)
 
-      const rounds = Math.max(5, settings.rounds)
+      const rounds = Math.max(7, settings.rounds)
       const results: { batch: Timing; singles: Timing; ratio: number }[] = []
       for (let round = 1; round <= rounds; round++) {
         const rows = exportRows(account.id, round)
