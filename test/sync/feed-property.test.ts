@@ -13,12 +13,12 @@ import { drain, expectSameState, type FeedClient, type Json, KINDS, type Kind, l
  * categoryType included. Every page is checked on the way (pullPage): seqs strictly increase,
  * never repeat. A second client reads only some kinds (`resources=`) and must match those lists.
  *
- * FEED_PROPERTY_RUNS (default 60), FEED_PROPERTY_SEED and FEED_PROPERTY_ACTIONS (max actions per
+ * FEED_PROPERTY_RUNS (default 80), FEED_PROPERTY_SEED and FEED_PROPERTY_ACTIONS (max actions per
  * run, default 60) make it run longer locally:
  *   FEED_PROPERTY_RUNS=300 FEED_PROPERTY_SEED=$RANDOM bun test test/sync/feed-property.test.ts
  */
 
-const RUNS = Number(process.env.FEED_PROPERTY_RUNS ?? 60)
+const RUNS = Number(process.env.FEED_PROPERTY_RUNS ?? 80)
 const SEED = process.env.FEED_PROPERTY_SEED === undefined ? undefined : Number(process.env.FEED_PROPERTY_SEED)
 const MAX_ACTIONS = Number(process.env.FEED_PROPERTY_ACTIONS ?? 60)
 
