@@ -58,7 +58,15 @@ function seed(path: string, owner: Owner): { seconds: number; changes: number } 
         const account = owner.accounts[i % owner.accounts.length] as string
         const payee = owner.payees[i % owner.payees.length] as string
         const amount = BigInt(100 + ((i * 7919) % 20_000)) * 1_000_000n
-        insert.run(`txn_${hex(createdAt, 12)}7${hex(i & 0xfff, 3)}8${hex(i, 15)}`, i % 5 === 0 ? `bank-${i}` : null, account, payee, amount, new Date(createdAt).toISOString().slice(0, 10), createdAt)
+        insert.run(
+          `txn_${hex(createdAt, 12)}7${hex(i & 0xfff, 3)}8${hex(i, 15)}`,
+          i % 5 === 0 ? `bank-${i}` : null,
+          account,
+          payee,
+          amount,
+          new Date(createdAt).toISOString().slice(0, 10),
+          createdAt,
+        )
         balances.set(account, (balances.get(account) ?? 0n) - amount)
         const totals = payees.get(payee) ?? { count: 0, spent: 0n }
         totals.count += 1
@@ -73,7 +81,9 @@ function seed(path: string, owner: Owner): { seconds: number; changes: number } 
     const changes = count()
     if (changes !== owner.size) throw new Error(`${owner.label}: ${changes} changes, expected ${owner.size}`)
     // A signed cursor half way through, as GET /v1/changes would have handed out.
-    const state = db.query<{ epoch: string; secret: string; purged_seq: number | bigint }, []>('SELECT epoch, secret, purged_seq FROM feed_state WHERE id = 1').get()
+    const state = db
+      .query<{ epoch: string; secret: string; purged_seq: number | bigint }, []>('SELECT epoch, secret, purged_seq FROM feed_state WHERE id = 1')
+      .get()
     const middle = db.query<{ seq: number | bigint }, [number]>('SELECT seq FROM change_log ORDER BY seq LIMIT 1 OFFSET ?').get(Math.floor(changes / 2))
     if (!state || !middle) throw new Error('no feed state after seeding')
     owner.middle = encodeFeedCursor(owner.ownerId, { epoch: state.epoch, secret: state.secret, purgedSeq: Number(state.purged_seq) }, Number(middle.seq))
@@ -108,7 +118,8 @@ export const benchmark: Benchmark = {
       const setup = await startPfin(dataDir)
       cleanup.add(() => setup.stop())
       for (const owner of owners) {
-        for (const name of ['Checking', 'Card', 'Savings']) owner.accounts.push((await postOnce(setup.url, owner.key, '/v1/accounts', { name, type: 'bank', balance: 5000, currency: 'EUR' })).id)
+        for (const name of ['Checking', 'Card', 'Savings'])
+          owner.accounts.push((await postOnce(setup.url, owner.key, '/v1/accounts', { name, type: 'bank', balance: 5000, currency: 'EUR' })).id)
         for (let i = 0; i < 30; i++) owner.payees.push((await postOnce(setup.url, owner.key, '/v1/payees', { name: `Shop ${i + 1}` })).id)
       }
       const code = await setup.stop()
@@ -158,7 +169,9 @@ export const benchmark: Benchmark = {
         console.log(`${describe(`${variant.name}, ${smallOwner.label}`, small)}   (${small.requests} requests)`)
         console.log(`${describe(`${variant.name}, ${bigOwner.label}`, big)}   (${big.requests} requests)`)
         const ratio = big.latencyMs.p50 / small.latencyMs.p50
-        console.log(`  ratio ${bigOwner.label}/${smallOwner.label}: p50 ${fmt.ratio(ratio)}${index === 0 ? ` (target ≤ ${TARGET})` : ''}, p99 ${fmt.ratio(big.latencyMs.p99 / small.latencyMs.p99)}`)
+        console.log(
+          `  ratio ${bigOwner.label}/${smallOwner.label}: p50 ${fmt.ratio(ratio)}${index === 0 ? ` (target ≤ ${TARGET})` : ''}, p99 ${fmt.ratio(big.latencyMs.p99 / small.latencyMs.p99)}`,
+        )
         if (index === 0) {
           ratioFirst = ratio
           headline = `first page of ${PAGE}: p50 ${fmt.ms(small.latencyMs.p50)} (${smallOwner.label}) vs ${fmt.ms(big.latencyMs.p50)} (${bigOwner.label}), p99 ${fmt.ms(small.latencyMs.p99)} vs ${fmt.ms(big.latencyMs.p99)}, ratio ${fmt.ratio(ratio)}`

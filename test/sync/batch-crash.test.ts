@@ -59,12 +59,24 @@ function makeBatch(label: string, accountIds: Record<'A' | 'B', string>): Batch 
     const account = rand(2) === 0 ? 'A' : 'B'
     const transfer = rand(8) === 0
     const cents = transfer ? BigInt(1 + rand(20_000)) : rand(6) === 0 ? -BigInt(1 + rand(200_000)) : BigInt(1 + rand(60_000))
-    return { externalId: `${label}-${n}`, account, cents, credit: transfer ? cents + BigInt(rand(3)) : null, payee: transfer || rand(4) === 0 ? null : (PAYEES[rand(PAYEES.length)] as string) }
+    return {
+      externalId: `${label}-${n}`,
+      account,
+      cents,
+      credit: transfer ? cents + BigInt(rand(3)) : null,
+      payee: transfer || rand(4) === 0 ? null : (PAYEES[rand(PAYEES.length)] as string),
+    }
   })
   const json = items.map((item) => {
-    const fields = [`"externalId":"${item.externalId}"`, `"accountId":"${accountIds[item.account]}"`, `"amount":${decimal(item.cents)}`, `"date":"2026-05-${String(1 + rand(28)).padStart(2, '0')}"`]
+    const fields = [
+      `"externalId":"${item.externalId}"`,
+      `"accountId":"${accountIds[item.account]}"`,
+      `"amount":${decimal(item.cents)}`,
+      `"date":"2026-05-${String(1 + rand(28)).padStart(2, '0')}"`,
+    ]
     if (item.payee) fields.push(`"payeeName":"${item.payee}"`)
-    if (item.credit !== null) fields.push('"isTransfer":true', `"transferToAccountId":"${accountIds[item.account === 'A' ? 'B' : 'A']}"`, `"destinationAmount":${decimal(item.credit)}`)
+    if (item.credit !== null)
+      fields.push('"isTransfer":true', `"transferToAccountId":"${accountIds[item.account === 'A' ? 'B' : 'A']}"`, `"destinationAmount":${decimal(item.credit)}`)
     return `{${fields.join(',')}}`
   })
   return { label, key: `batch-${label}-${crypto.randomUUID()}`, items, body: `{"items":[${json.join(',')}]}` }
@@ -77,12 +89,18 @@ test(
     const apiKey = (await adminJson(env, 'key', 'create', '--owner', owner)).key as string
     const tenantFile = join(dataDir, 'tenants', `${owner}.db`)
     let server: ServerProcess = await startServer(env)
-    const send = (method: string, path: string, body?: string, idempotencyKey?: string) => call(server.url, method, path, { key: apiKey, body, idempotencyKey, timeoutMs: 60_000 })
+    const send = (method: string, path: string, body?: string, idempotencyKey?: string) =>
+      call(server.url, method, path, { key: apiKey, body, idempotencyKey, timeoutMs: 60_000 })
 
     const initial = { A: 10_000_000n, B: 250_000n } // cents
     const accountIds: Record<'A' | 'B', string> = { A: '', B: '' }
     for (const name of ['A', 'B'] as const) {
-      const res = await send('POST', '/v1/accounts', `{"name":"${name}","type":"bank","balance":${decimal(initial[name])},"currency":"EUR"}`, crypto.randomUUID())
+      const res = await send(
+        'POST',
+        '/v1/accounts',
+        `{"name":"${name}","type":"bank","balance":${decimal(initial[name])},"currency":"EUR"}`,
+        crypto.randomUUID(),
+      )
       expect(res.status).toBe(201)
       accountIds[name] = JSON.parse(res.text).data.id
     }
@@ -167,7 +185,9 @@ test(
         batch.answer = retry
       }
     }
-    console.log(`batch crash: ${ROUNDS} kills, ${ROUNDS * BATCHES} batches (one takes ~${Math.round(batchMs)} ms): ${committed} committed before the kill, ${lost} lost, ${cut} cut off unanswered`)
+    console.log(
+      `batch crash: ${ROUNDS} kills, ${ROUNDS * BATCHES} batches (one takes ~${Math.round(batchMs)} ms): ${committed} committed before the kill, ${lost} lost, ${cut} cut off unanswered`,
+    )
     // The kills landed while batches were in flight.
     expect(cut).toBeGreaterThan(0)
 
@@ -196,7 +216,9 @@ test(
     const file = withDb(
       tenantFile,
       (db) => ({
-        perBatch: batches.map((batch) => Number(db.query<{ n: bigint }, [string]>('SELECT count(*) AS n FROM transactions WHERE external_id LIKE ?').get(`${batch.label}-%`)?.n)),
+        perBatch: batches.map((batch) =>
+          Number(db.query<{ n: bigint }, [string]>('SELECT count(*) AS n FROM transactions WHERE external_id LIKE ?').get(`${batch.label}-%`)?.n),
+        ),
         total: Number(db.query<{ n: bigint }, []>('SELECT count(*) AS n FROM transactions').get()?.n),
       }),
       { safeIntegers: true },
@@ -211,7 +233,11 @@ test(
     const listed = JSON.parse((await send('GET', '/v1/payees?limit=200')).text).data as { name: string; transactionCount: number; totalSpent: number }[]
     for (const [name, totals] of payees) {
       const payee = listed.find((p) => p.name === name)
-      expect({ name, count: payee?.transactionCount, spent: units(String(payee?.totalSpent)) }).toEqual({ name, count: totals.count, spent: totals.spent * UNITS_PER_CENT })
+      expect({ name, count: payee?.transactionCount, spent: units(String(payee?.totalSpent)) }).toEqual({
+        name,
+        count: totals.count,
+        spent: totals.spent * UNITS_PER_CENT,
+      })
     }
     server.proc.kill('SIGTERM')
     await server.proc.exited

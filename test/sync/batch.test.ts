@@ -83,7 +83,13 @@ describe('all or nothing', () => {
     const cases: [string, Record<string, unknown>, number, string, string][] = [
       ['a wrong type (checked before the handler)', { ...item(a.id, 499), amount: 'ten' }, 422, 'validation_failed', 'items[499].amount'],
       ['an unknown field', { ...item(a.id, 499), colour: 'red' }, 422, 'validation_failed', 'items[499].colour'],
-      ['an account that is not the owner’s (found while applying)', item('acct_0190000000007000800000000000dead', 499), 422, 'invalid_reference', 'items[499].accountId'],
+      [
+        'an account that is not the owner’s (found while applying)',
+        item('acct_0190000000007000800000000000dead', 499),
+        422,
+        'invalid_reference',
+        'items[499].accountId',
+      ],
       ['a transfer without a destination', item(a.id, 499, { isTransfer: true, payeeName: undefined }), 422, 'rule_violation', 'items[499]'],
       ['an unknown category', item(a.id, 499, { categoryId: 'cat_nope' }), 422, 'invalid_reference', 'items[499].categoryId'],
       ['payeeId and payeeName together', item(a.id, 499, { payeeId: null }), 422, 'rule_violation', 'items[499]'],
@@ -123,7 +129,11 @@ describe('all or nothing', () => {
   test('the same externalId twice in one body → 422 rule_violation naming both, nothing written (also once trimmed, also in a dry run)', async () => {
     const { key, a } = await setup()
     const before = await observe(key)
-    for (const [second, dryRun] of [['imp-3', false], ['  imp-3 ', false], ['imp-3', true]] as const) {
+    for (const [second, dryRun] of [
+      ['imp-3', false],
+      ['  imp-3 ', false],
+      ['imp-3', true],
+    ] as const) {
       const items = [item(a.id, 1), item(a.id, 2), item(a.id, 3), item(a.id, 4, { externalId: second })]
       const problem = expectProblem(await post(key, '/v1/transactions/batch', { items, dryRun }), 422, 'rule_violation')
       expect(problem.detail).toStartWith('items[3].externalId')
@@ -162,7 +172,9 @@ describe('idempotency', () => {
   test('re-running the same import (a new key) reports every item unchanged and adds nothing to the feed', async () => {
     const { key, a, b } = await setup()
     const items = Array.from({ length: 120 }, (_, n) =>
-      n % 10 === 0 ? item(a.id, n, { isTransfer: true, transferToAccountId: b.id, payeeName: undefined, note: 'move' }) : item(n % 3 ? a.id : b.id, n, { time: '12:30', categoryId: 'cat_sys_groceries' }),
+      n % 10 === 0
+        ? item(a.id, n, { isTransfer: true, transferToAccountId: b.id, payeeName: undefined, note: 'move' })
+        : item(n % 3 ? a.id : b.id, n, { time: '12:30', categoryId: 'cat_sys_groceries' }),
     )
     const first = await ok(key, 'POST', '/v1/transactions/batch', bodyText({ items }))
     expect(first.every((r: Json) => r.operation === 'created')).toBe(true)
@@ -292,7 +304,13 @@ describe('money and the feed', () => {
         const payee = rnd(4) === 0 ? null : (PAYEES[rnd(PAYEES.length)] as string)
         const to = transfer ? (account === a.id ? b.id : a.id) : null
         const credit = transfer ? cents + BigInt(rnd(3)) : 0n
-        const body: Record<string, unknown> = { externalId, accountId: account, amount: cents, date: `2026-03-${String(1 + (n % 28)).padStart(2, '0')}`, note: `round ${round}` }
+        const body: Record<string, unknown> = {
+          externalId,
+          accountId: account,
+          amount: cents,
+          date: `2026-03-${String(1 + (n % 28)).padStart(2, '0')}`,
+          note: `round ${round}`,
+        }
         // An upsert keeps what it is not sent: say what this item is not.
         if (payee) body.payeeName = payee
         else body.payeeId = null
@@ -305,7 +323,11 @@ describe('money and the feed', () => {
       const batch = makeItems(round)
       const res = await post(key, '/v1/transactions/batch', { items: batch.map((x) => x.body) })
       if (res.status !== 200) throw new Error(`round ${round}: ${res.status} ${res.text}`)
-      expect(res.json.summary).toEqual(round === 1 ? { created: 500, updated: 0, unchanged: 0, skippedDeleted: 0, failed: 0 } : { created: 0, updated: 500, unchanged: 0, skippedDeleted: 0, failed: 0 })
+      expect(res.json.summary).toEqual(
+        round === 1
+          ? { created: 500, updated: 0, unchanged: 0, skippedDeleted: 0, failed: 0 }
+          : { created: 0, updated: 500, unchanged: 0, skippedDeleted: 0, failed: 0 },
+      )
       for (const { body, effect } of batch) {
         const previous = stored.get(body.externalId as string)
         if (previous) apply(previous, -1n)
@@ -323,7 +345,11 @@ describe('money and the feed', () => {
       const listedPayees = await ok(key, 'GET', '/v1/payees?limit=200')
       for (const [name, totals] of payees) {
         const p = listedPayees.find((x: Json) => x.name === name)
-        expect({ name, count: p.transactionCount, spent: units(String(p.totalSpent)) }).toEqual({ name, count: totals.count, spent: totals.spent * UNITS_PER_CENT })
+        expect({ name, count: p.transactionCount, spent: units(String(p.totalSpent)) }).toEqual({
+          name,
+          count: totals.count,
+          spent: totals.spent * UNITS_PER_CENT,
+        })
       }
       expect(listedPayees.find((x: Json) => x.id === shop.id).transactionCount).toBe(payees.get('Shop')?.count)
 
@@ -351,7 +377,11 @@ describe('limits', () => {
       return text
     }
     const send = (path: string, body: string) =>
-      sendRaw(server.url, path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() }, body })
+      sendRaw(server.url, path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+        body,
+      })
 
     const real = await send('/v1/transactions/batch', base)
     expect(real.status).toBe(200)
@@ -376,7 +406,10 @@ describe('limits', () => {
     try {
       const { key } = await limited.owner()
       const account = (await limited.request('POST', '/v1/accounts', { key, body: { name: 'A', type: 'bank', balance: 1, currency: 'EUR' } })).json.data
-      const remaining = (res: { headers: Headers }) => [Number(res.headers.get('x-ratelimit-remaining-minute')), Number(res.headers.get('x-ratelimit-remaining-day'))]
+      const remaining = (res: { headers: Headers }) => [
+        Number(res.headers.get('x-ratelimit-remaining-minute')),
+        Number(res.headers.get('x-ratelimit-remaining-day')),
+      ]
       const items = Array.from({ length: 500 }, (_, n) => ({ externalId: `rl-${n}`, accountId: account.id, amount: 1, date: '2026-02-01' }))
       for (const dryRun of [false, true]) {
         // Retried if a UTC minute began in between (the minute window restarts).

@@ -41,9 +41,17 @@ const pick = fc.nat(20)
 const cents = fc.oneof(fc.integer({ min: -200_000, max: 200_000 }), fc.constantFrom(1, 5, 10, 99, 100))
 const positiveCents = fc.integer({ min: 1, max: 150_000 })
 /** A category reference: none, a system one, or one of the owner's. */
-const categoryRef = fc.oneof(fc.constant({ kind: 'none' as const }), fc.record({ kind: fc.constant('system' as const), n: pick }), fc.record({ kind: fc.constant('custom' as const), n: pick }))
+const categoryRef = fc.oneof(
+  fc.constant({ kind: 'none' as const }),
+  fc.record({ kind: fc.constant('system' as const), n: pick }),
+  fc.record({ kind: fc.constant('custom' as const), n: pick }),
+)
 /** A payee reference: none, by name (found or created), or by id. */
-const payeeRef = fc.oneof(fc.constant({ kind: 'none' as const }), fc.record({ kind: fc.constant('name' as const), n: pick }), fc.record({ kind: fc.constant('id' as const), n: pick }))
+const payeeRef = fc.oneof(
+  fc.constant({ kind: 'none' as const }),
+  fc.record({ kind: fc.constant('name' as const), n: pick }),
+  fc.record({ kind: fc.constant('id' as const), n: pick }),
+)
 const transfer = fc.option(fc.record({ to: pick, rate: fc.option(fc.constantFrom(1, 1.0842, 0.5, 3), { nil: undefined }) }), { nil: undefined, freq: 3 })
 
 const txnFields = fc.record({
@@ -70,8 +78,25 @@ const actionArb = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('account.archive' as const), n: pick }) },
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('category.create' as const), name: fc.nat(3), parent: categoryRef, type: fc.option(fc.constantFrom('expense', 'income'), { nil: undefined }) }) },
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('category.upsert' as const), ext: fc.nat(3), name: fc.nat(3), parent: categoryRef, type: fc.option(fc.constantFrom('expense', 'income'), { nil: undefined }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('category.create' as const),
+      name: fc.nat(3),
+      parent: categoryRef,
+      type: fc.option(fc.constantFrom('expense', 'income'), { nil: undefined }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('category.upsert' as const),
+      ext: fc.nat(3),
+      name: fc.nat(3),
+      parent: categoryRef,
+      type: fc.option(fc.constantFrom('expense', 'income'), { nil: undefined }),
+    }),
+  },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -87,7 +112,12 @@ const actionArb = fc.oneof(
   { weight: 1, arbitrary: fc.record({ t: fc.constant('payee.upsert' as const), ext: fc.nat(2), name: fc.nat(PAYEE_NAMES.length - 1), category: categoryRef }) },
   {
     weight: 1,
-    arbitrary: fc.record({ t: fc.constant('payee.patch' as const), n: pick, name: fc.option(fc.nat(PAYEE_NAMES.length - 1), { nil: undefined }), category: fc.option(categoryRef, { nil: undefined }) }),
+    arbitrary: fc.record({
+      t: fc.constant('payee.patch' as const),
+      n: pick,
+      name: fc.option(fc.nat(PAYEE_NAMES.length - 1), { nil: undefined }),
+      category: fc.option(categoryRef, { nil: undefined }),
+    }),
   },
   { weight: 5, arbitrary: fc.record({ t: fc.constant('txn.create' as const), fields: txnFields, ext: fc.option(fc.nat(5), { nil: undefined }) }) },
   { weight: 4, arbitrary: fc.record({ t: fc.constant('txn.upsert' as const), fields: txnFields, ext: fc.nat(5) }) },
@@ -104,7 +134,13 @@ const actionArb = fc.oneof(
     }),
   },
   { weight: 3, arbitrary: fc.record({ t: fc.constant('txn.delete' as const), n: pick }) },
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('txn.batch' as const), items: fc.array(fc.record({ fields: txnFields, ext: fc.nat(7) }), { minLength: 1, maxLength: 5 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('txn.batch' as const),
+      items: fc.array(fc.record({ fields: txnFields, ext: fc.nat(7) }), { minLength: 1, maxLength: 5 }),
+    }),
+  },
   {
     weight: 4,
     arbitrary: fc.record({
@@ -210,7 +246,13 @@ async function run(world: World, action: Action, kinds: Kind[]): Promise<void> {
       })
       return
     case 'account.upsert':
-      await write(world, 'POST', '/v1/accounts/upsert', { externalId: `acct-up-${action.ext}`, name: NAMES[action.name], type: 'bank', balance: money(action.cents), currency: action.usd ? 'USD' : 'EUR' })
+      await write(world, 'POST', '/v1/accounts/upsert', {
+        externalId: `acct-up-${action.ext}`,
+        name: NAMES[action.name],
+        type: 'bank',
+        balance: money(action.cents),
+        currency: action.usd ? 'USD' : 'EUR',
+      })
       return
     case 'account.patch': {
       const id = at(world.accounts, action.n)
@@ -357,7 +399,7 @@ test(
           const fresh = newClient()
           await drain(server, world.key, fresh, 500)
           expectSameState(fresh.copy, everything, 'a client starting now')
-          pages += world.clients[0]!.pages + second.pages
+          pages += (world.clients[0]?.pages ?? 0) + second.pages
           objects += everything.size
         } catch (error) {
           throw new Error(`${(error as Error).message}\nrun log:\n  ${world.log.slice(-60).join('\n  ')}`)
@@ -365,7 +407,9 @@ test(
       }),
       { numRuns: RUNS, seed: SEED, endOnFailure: process.env.FEED_PROPERTY_SHRINK === undefined, verbose: 1 },
     )
-    console.log(`feed property: ${runs} runs, ${actionsRun} actions, ${pages} feed pages, ${objects} objects compared at the end; answers ${[...statuses].map(([status, n]) => `${status} ×${n}`).join(', ')}`)
+    console.log(
+      `feed property: ${runs} runs, ${actionsRun} actions, ${pages} feed pages, ${objects} objects compared at the end; answers ${[...statuses].map(([status, n]) => `${status} ×${n}`).join(', ')}`,
+    )
     expect(runs).toBeGreaterThanOrEqual(RUNS)
   },
   { timeout: 60_000 + RUNS * 4_000 },

@@ -77,7 +77,15 @@ describe('what the feed records', () => {
     const gone = await ok(key, 'POST', '/v1/categories', { name: 'Gone' })
     await ok(key, 'DELETE', `/v1/categories/${gone.id}`)
     const payee = await ok(key, 'POST', '/v1/payees/upsert', { externalId: 'pay-1', name: 'Pingo Doce', categoryId: 'cat_sys_groceries' }, 201)
-    const txnBody = { externalId: 'txn-1', accountId: account.id, amount: 12.9, date: '2026-03-01', payeeName: 'Pingo Doce', categoryId: child.id, note: 'weekly' }
+    const txnBody = {
+      externalId: 'txn-1',
+      accountId: account.id,
+      amount: 12.9,
+      date: '2026-03-01',
+      payeeName: 'Pingo Doce',
+      categoryId: child.id,
+      note: 'weekly',
+    }
     const created = await server.request('POST', '/v1/transactions/upsert', { key, body: txnBody, idempotencyKey: 'first-write' })
     expect(created.status).toBe(201)
     const txn = created.json.data
@@ -136,7 +144,11 @@ describe('what the feed records', () => {
       exchangeRate: 1.1,
       payeeName: 'Bank',
     })
-    expect(await since()).toEqual(summary([transfer, a, b].map((x) => ({ op: 'upsert', ...x, resource: resourceOf(x.id) })).concat([{ op: 'upsert', resource: 'payee', id: transfer.payeeId }])))
+    expect(await since()).toEqual(
+      summary(
+        [transfer, a, b].map((x) => ({ op: 'upsert', ...x, resource: resourceOf(x.id) })).concat([{ op: 'upsert', resource: 'payee', id: transfer.payeeId }]),
+      ),
+    )
     // Only the note: the transaction alone.
     await ok(key, 'PATCH', `/v1/transactions/${transfer.id}`, { note: 'rent' })
     expect(await since()).toEqual([`upsert transaction ${transfer.id}`])
@@ -167,7 +179,13 @@ describe('what the feed records', () => {
       ],
     })
     expect(await since()).toEqual(
-      [`upsert account ${a.id}`, `upsert account ${c.id}`, `upsert payee ${expense.payeeId}`, `upsert transaction ${batch[0].data.id}`, `upsert transaction ${batch[1].data.id}`].sort(),
+      [
+        `upsert account ${a.id}`,
+        `upsert account ${c.id}`,
+        `upsert payee ${expense.payeeId}`,
+        `upsert transaction ${batch[0].data.id}`,
+        `upsert transaction ${batch[1].data.id}`,
+      ].sort(),
     )
   })
 
@@ -197,7 +215,10 @@ describe('what the feed records', () => {
         if (n % 7 === 6 && mine.length) await ok(key, 'DELETE', `/v1/transactions/${mine.shift()}`)
         else if (n % 5 === 4 && mine.length) await ok(key, 'PATCH', `/v1/transactions/${mine[0]}`, { amount: n, payeeName: `P${n % 3}` })
         else {
-          const res = await server.request('POST', '/v1/transactions/upsert', { key, body: { externalId: `s${stream}-${n % 25}`, accountId: account, amount: n + 0.5, date: '2026-01-01', payeeName: `P${n % 4}` } })
+          const res = await server.request('POST', '/v1/transactions/upsert', {
+            key,
+            body: { externalId: `s${stream}-${n % 25}`, accountId: account, amount: n + 0.5, date: '2026-01-01', payeeName: `P${n % 4}` },
+          })
           expect([200, 201]).toContain(res.status)
           if (!mine.includes(res.json.data.id)) mine.push(res.json.data.id)
         }
@@ -361,7 +382,9 @@ test('X-Changes-Cursor of the agent context: the feed from it returns exactly wh
 
   await ok(key, 'PATCH', `/v1/accounts/${account.id}`, { name: 'Renamed' })
   const { data, nextCursor } = await changesSince(key, cursor)
-  expect(data.map((c: Json) => ({ op: c.op, resource: c.resource, id: c.id, name: c.data.name }))).toEqual([{ op: 'upsert', resource: 'account', id: account.id, name: 'Renamed' }])
+  expect(data.map((c: Json) => ({ op: c.op, resource: c.resource, id: c.id, name: c.data.name }))).toEqual([
+    { op: 'upsert', resource: 'account', id: account.id, name: 'Renamed' },
+  ])
   expect((await changesSince(key, nextCursor)).data).toEqual([])
 })
 
@@ -384,24 +407,32 @@ describe('an owner file from before the change feed', () => {
       db.transaction(() => {
         for (const migration of old) {
           for (const statement of migration.sql.split('--> statement-breakpoint')) if (statement.trim()) db.run(statement)
-          db.query('INSERT INTO "__drizzle_migrations" ("hash", "created_at") VALUES (?, ?)').run(new Bun.CryptoHasher('sha256').update(migration.sql).digest('hex'), migration.when)
+          db.query('INSERT INTO "__drizzle_migrations" ("hash", "created_at") VALUES (?, ?)').run(
+            new Bun.CryptoHasher('sha256').update(migration.sql).digest('hex'),
+            migration.when,
+          )
         }
       }).immediate()
       expect(db.query("SELECT name FROM sqlite_master WHERE name = 'change_log'").get()).toBeNull()
 
       const t0 = Date.now() - 86_400_000
       db.transaction(() => {
-        db.query('INSERT INTO profile (id, name, email, country, default_currency, preferred_language, created_at) VALUES (?, ?, NULL, ?, ?, NULL, ?)').run(ownerId, 'Old Owner', 'PT', 'EUR', t0)
+        db.query('INSERT INTO profile (id, name, email, country, default_currency, preferred_language, created_at) VALUES (?, ?, NULL, ?, ?, NULL, ?)').run(
+          ownerId,
+          'Old Owner',
+          'PT',
+          'EUR',
+          t0,
+        )
         const account = db.query(
           "INSERT INTO accounts (id, external_id, name, type, balance, currency, is_archived, is_liability, is_favourite, show_in_dashboard, is_hidden, custom_fields, created_at) VALUES (?, ?, ?, 'bank', ?, 'EUR', ?, 0, 0, 1, 0, '[]', ?)",
         )
         // 1000 − 12.50 − 30 = 957.50; 30 + 100 = 130 (units of 10⁻⁸).
         account.run(ids.accounts[0] as string, 'old-acct', 'Old checking', 95_750_000_000, 0, t0 + 1)
         account.run(ids.accounts[1] as string, null, 'Old savings', 13_000_000_000, 1, t0 + 2)
-        db.query("INSERT INTO categories (id, external_id, name, type, parent_id, is_archived, is_system, created_at) VALUES (?, 'old-cat', 'Old custom', 'expense', 'cat_sys_food_drinks', 0, 0, ?)").run(
-          ids.category,
-          t0 + 3,
-        )
+        db.query(
+          "INSERT INTO categories (id, external_id, name, type, parent_id, is_archived, is_system, created_at) VALUES (?, 'old-cat', 'Old custom', 'expense', 'cat_sys_food_drinks', 0, 0, ?)",
+        ).run(ids.category, t0 + 3)
         db.query(
           "INSERT INTO payees (id, external_id, name, normalized_name, aliases, search_text, category_id, is_merchant, transaction_count, total_spent, created_at) VALUES (?, NULL, 'Old Shop', 'old shop', '[]', 'old shop', ?, 0, 1, 1250000000, ?)",
         ).run(ids.payee, ids.category, t0 + 4)
@@ -409,7 +440,19 @@ describe('an owner file from before the change feed', () => {
           'INSERT INTO transactions (id, external_id, account_id, category_id, payee_id, amount, date, note, time, is_transfer, transfer_to_account_id, destination_amount, exchange_rate, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, NULL, ?)',
         )
         txn.run(ids.txns[0] as string, 'old-1', ids.accounts[0] as string, ids.category, ids.payee, 1_250_000_000, '2025-12-01', 0, null, null, t0 + 5)
-        txn.run(ids.txns[1] as string, null, ids.accounts[0] as string, null, null, 3_000_000_000, '2025-12-02', 1, ids.accounts[1] as string, 3_000_000_000, t0 + 6)
+        txn.run(
+          ids.txns[1] as string,
+          null,
+          ids.accounts[0] as string,
+          null,
+          null,
+          3_000_000_000,
+          '2025-12-02',
+          1,
+          ids.accounts[1] as string,
+          3_000_000_000,
+          t0 + 6,
+        )
         txn.run(ids.txns[2] as string, 'old-3', ids.accounts[1] as string, 'cat_sys_salary', null, -10_000_000_000, '2025-12-03', 0, null, null, t0 + 7)
       }).immediate()
     } finally {

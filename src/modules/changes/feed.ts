@@ -18,7 +18,14 @@ export interface ChangeRow {
   externalId: string | null
 }
 
-type RawChange = { seq: bigint | number; resource: FeedEntity; entity_id: string; op: 'upsert' | 'delete'; changed_at: bigint | number; external_id: string | null }
+type RawChange = {
+  seq: bigint | number
+  resource: FeedEntity
+  entity_id: string
+  op: 'upsert' | 'delete'
+  changed_at: bigint | number
+  external_id: string | null
+}
 type FeedState = { epoch: string; secret: string; purgedSeq: number }
 
 const COLUMNS = 'seq, resource, entity_id, op, changed_at, external_id'
@@ -80,7 +87,9 @@ export function recordCategoryChanges(tenant: Tenant, ids: readonly string[]): v
 
 /** The seq of an entity's latest change ('0' when it has none): changes whenever the entity does. */
 export function entityVersion(tenant: Tenant, resource: FeedEntity, id: string): string {
-  const row = tenant.sqlite.query<{ seq: bigint | number }, [string, string]>('SELECT seq FROM change_log WHERE resource = ? AND entity_id = ?').get(resource, id)
+  const row = tenant.sqlite
+    .query<{ seq: bigint | number }, [string, string]>('SELECT seq FROM change_log WHERE resource = ? AND entity_id = ?')
+    .get(resource, id)
   return String(row?.seq ?? 0)
 }
 

@@ -24,7 +24,10 @@ function kindsToRead(scopes: readonly Scope[], named: string | undefined): FeedR
   const wanted = [...new Set(named.split(','))] as FeedResource[]
   const refused = wanted.filter((kind) => !readable.includes(kind))
   if (refused.length > 0) {
-    throw new ApiError('insufficient_scope', `resources: this API key lacks ${refused.map((kind) => READ_SCOPE[kind]).join(', ')} to read ${refused.join(', ')}`)
+    throw new ApiError(
+      'insufficient_scope',
+      `resources: this API key lacks ${refused.map((kind) => READ_SCOPE[kind]).join(', ')} to read ${refused.join(', ')}`,
+    )
   }
   return wanted
 }

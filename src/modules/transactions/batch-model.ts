@@ -45,7 +45,12 @@ export const BatchItemResult = t.Object(
   {
     index: Type.Integer({ minimum: 0 }),
     externalId: Nullable(t.String()),
-    operation: Nullable(t.Union(BATCH_OPERATIONS.map((op) => t.Literal(op)), { description: 'null for an item that fails (dry run)' })),
+    operation: Nullable(
+      t.Union(
+        BATCH_OPERATIONS.map((op) => t.Literal(op)),
+        { description: 'null for an item that fails (dry run)' },
+      ),
+    ),
     data: Nullable(Transaction),
     errors: t.Array(ItemError),
   },

@@ -4,13 +4,7 @@ import type { Tenant } from '../../db/tenant/registry.ts'
 import { ApiError, ruleViolation } from '../../platform/errors.ts'
 import { assertValid, compile, expectation, fieldName } from '../../platform/validation.ts'
 import { hasTransactionTombstone, lastSeq } from '../changes/feed.ts'
-import {
-  type BatchItemErrorOut,
-  type BatchItemOut,
-  type BatchOperation,
-  TransactionBatchEnvelope,
-  type TransactionBatchInput,
-} from './batch-model.ts'
+import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
 import { TransactionUpsert } from './model.ts'
 import { findTransactionByExternalId, type TransactionRow, toTransaction } from './queries.ts'
 import { createTransaction, Effects, updateTransaction, viewOf } from './service.ts'
