@@ -493,3 +493,20 @@ describe('an owner file from before the change feed', () => {
 function resourceOf(id: string): string {
   return id.startsWith('acct_') ? 'account' : id.startsWith('txn_') ? 'transaction' : id.startsWith('pay_') ? 'payee' : 'category'
 }
+
+describe('the triggers under any statement', () => {
+  test('an UPSERT or an UPDATE OR IGNORE on a resource table still records the change (the outer conflict policy reaches trigger bodies)', async () => {
+    const owner = await server.owner()
+    const account = await ok(owner.key, 'POST', '/v1/accounts', { name: 'Main', type: 'bank', balance: 1, currency: 'EUR' })
+    const before = await position(owner.key)
+    const db = server.platform.tenants.get(owner.id).sqlite
+    // With INSERT OR REPLACE in the triggers, the first failed on change_log's unique index and the second skipped the feed.
+    db.run('INSERT INTO accounts SELECT * FROM accounts WHERE id = ? ON CONFLICT(id) DO UPDATE SET name = ?', [account.id as string, 'Upserted'])
+    expect(summary((await changesSince(owner.key, before)).data)).toEqual([`upsert account ${account.id}`])
+    const middle = await position(owner.key)
+    db.run('UPDATE OR IGNORE accounts SET name = ? WHERE id = ?', ['Ignored policy', account.id as string])
+    const changes = (await changesSince(owner.key, middle)).data
+    expect(summary(changes)).toEqual([`upsert account ${account.id}`])
+    expect((changes[0]?.data as Json).name).toBe('Ignored policy')
+  })
+})
