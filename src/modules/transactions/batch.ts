@@ -3,11 +3,12 @@ import { ValueErrorType } from '@sinclair/typebox/errors'
 import type { Tenant } from '../../db/tenant/registry.ts'
 import { ApiError, ruleViolation } from '../../platform/errors.ts'
 import { assertValid, compile, expectation, fieldName } from '../../platform/validation.ts'
+import { findCategory, type CategoryRow } from '../categories/queries.ts'
 import { hasTransactionTombstone, lastSeq } from '../changes/feed.ts'
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
 import { TransactionUpsert } from './model.ts'
 import { findTransactionByExternalId, type TransactionRow, toTransaction } from './queries.ts'
-import { createTransaction, Effects, updateTransaction, viewOf } from './service.ts'
+import { createTransaction, Effects, updateTransaction } from './service.ts'
 
 /**
  * Batch import (CONTRACT §16). Every item is an ordinary transaction upsert, run by the same
@@ -145,11 +146,18 @@ function applyAll(tenant: Tenant, country: string | null, items: readonly Item[]
       if (error instanceof ApiError) throw new ApiError(error.code, `items: ${error.detail}`, error.headers)
       throw error
     }
+    // The rows are in hand: each item's object needs only its category's type, read once per category.
+    const types = new Map<string, CategoryRow['type']>()
+    const typeOf = (categoryId: string | null) => {
+      if (categoryId === null) return null
+      if (!types.has(categoryId)) types.set(categoryId, findCategory(tenant, categoryId)?.type ?? null)
+      return types.get(categoryId) ?? null
+    }
     return applied.map(({ operation, row }, index) => ({
       index,
       externalId: externalIdOf(items[index]),
       operation,
-      data: row ? toTransaction(viewOf(tenant, row)) : null,
+      data: row ? toTransaction({ txn: row, categoryType: typeOf(row.categoryId) }) : null,
       errors: [],
     }))
   })
