@@ -16,7 +16,7 @@ export const ExternalId = t.String({
   minLength: 1,
   maxLength: 200,
   pattern: '\\S',
-  description: 'Your own id for sync (1–200 characters), unique per resource',
+  description: 'an id of your own for sync (1–200 characters, not only spaces), unique per resource',
 })
 export const Currency = t.String({ pattern: '^[A-Z][A-Z0-9]{2,9}$', description: 'an upper-case currency code such as EUR or BTC' })
 export const CalendarDate = t.String({

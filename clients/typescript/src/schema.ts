@@ -636,7 +636,7 @@ export interface components {
             balance: number;
             /** @description an upper-case currency code such as EUR or BTC */
             currency: string;
-            /** @description Your own id for sync (1–200 characters), unique per resource */
+            /** @description an id of your own for sync (1–200 characters, not only spaces), unique per resource */
             externalId?: string;
             subtype?: string;
             providerSlug?: string;
@@ -660,7 +660,7 @@ export interface components {
         };
         /** AccountUpsert */
         AccountUpsert: {
-            /** @description Your own id for sync (1–200 characters), unique per resource */
+            /** @description an id of your own for sync (1–200 characters, not only spaces), unique per resource */
             externalId: string;
             /** @description 1–200 characters */
             name: string;
@@ -732,7 +732,7 @@ export interface components {
              * @example 2026-11-21
              */
             date: string;
-            /** @description Your own id for sync (1–200 characters), unique per resource */
+            /** @description an id of your own for sync (1–200 characters, not only spaces), unique per resource */
             externalId?: string;
             categoryId?: string | null;
             payeeId?: string | null;
@@ -754,7 +754,7 @@ export interface components {
         };
         /** TransactionUpsert */
         TransactionUpsert: {
-            /** @description Your own id for sync (1–200 characters), unique per resource */
+            /** @description an id of your own for sync (1–200 characters, not only spaces), unique per resource */
             externalId: string;
             accountId: string;
             /** @description exact decimal, at most 8 decimal places, |value| ≤ 92233720368 */
@@ -858,7 +858,7 @@ export interface components {
         CategoryCreate: {
             /** @description 1–200 characters */
             name: string;
-            /** @description Your own id for sync (1–200 characters), unique per resource */
+            /** @description an id of your own for sync (1–200 characters, not only spaces), unique per resource */
             externalId?: string;
             icon?: string;
             color?: string;
@@ -874,7 +874,7 @@ export interface components {
         };
         /** CategoryUpsert */
         CategoryUpsert: {
-            /** @description Your own id for sync (1–200 characters), unique per resource */
+            /** @description an id of your own for sync (1–200 characters, not only spaces), unique per resource */
             externalId: string;
             /** @description 1–200 characters */
             name: string;
@@ -910,7 +910,7 @@ export interface components {
         PayeeCreate: {
             /** @description 1–200 characters */
             name: string;
-            /** @description Your own id for sync (1–200 characters), unique per resource */
+            /** @description an id of your own for sync (1–200 characters, not only spaces), unique per resource */
             externalId?: string;
             aliases?: string[];
             categoryId?: string | null;
@@ -924,7 +924,7 @@ export interface components {
         };
         /** PayeeUpsert */
         PayeeUpsert: {
-            /** @description Your own id for sync (1–200 characters), unique per resource */
+            /** @description an id of your own for sync (1–200 characters, not only spaces), unique per resource */
             externalId: string;
             /** @description 1–200 characters */
             name: string;
