@@ -25,10 +25,10 @@ import { Cleanup, fmt, makeOwnerAndKey, type Service, spawnServer, startPfin, te
 const TARGET = 2
 const OWNERS = Math.max(1, Number(process.env.TENANT_OWNERS ?? 24))
 const WARMUP_OWNERS = 2
-const ROWS = 60
+export const ROWS = 60
 
-/** One account and ROWS transactions, as the API would have written them (minus balances). */
-function seed(path: string): void {
+/** One account and ROWS transactions, as the API would have written them (minus balances); returns the account's id. */
+export function seed(path: string): string {
   const db = new Database(path, { strict: true })
   try {
     db.run('PRAGMA foreign_keys = ON')
@@ -48,6 +48,7 @@ function seed(path: string): void {
         insert.run(newId('txn'), accountId, BigInt(100 + i * 37) * 1_000_000n, date, `row ${i}`, now - (ROWS - i) * 1000)
       }
     }).immediate()
+    return accountId
   } finally {
     db.close(false)
   }
