@@ -1,5 +1,3 @@
-import { promisify } from 'node:util'
-import { gzip } from 'node:zlib'
 import { Elysia } from 'elysia'
 import viewerPackage from 'swagger-ui-dist/package.json' with { type: 'json' }
 import viewerScriptFile from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
@@ -75,8 +73,8 @@ class Asset {
 
   gzipped(): Promise<Uint8Array> {
     this.compressed ??= this.bytes()
-      .then((bytes) => promisify(gzip)(bytes, { level: 9 }))
-      .then((buffer) => new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength))
+      // Bun's own gzip: node:zlib and its streams would load at start-up for a page few open.
+      .then((bytes) => Bun.gzipSync(bytes as Uint8Array<ArrayBuffer>, { level: 9 }))
       .catch((error) => {
         this.compressed = undefined
         throw error
