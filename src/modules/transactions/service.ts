@@ -107,20 +107,20 @@ function resolveDraft(tenant: Tenant, country: string | null, body: TransactionU
 
   // Payee: by id, or by name (found or created); the payee's category fills an absent category.
   if (body.payeeId !== undefined && body.payeeName !== undefined) throw ruleViolation('Send payeeId or payeeName, not both')
-  let payeeChanged = false
+  // The payee this body names, found once: its category may fill an absent category below.
+  let namedPayee: { id: string; categoryId: string | null } | null | undefined
   if (body.payeeName !== undefined) {
-    next.payeeId = resolvePayeeName(tenant, body.payeeName.trim()).id
-    payeeChanged = true
+    namedPayee = resolvePayeeName(tenant, body.payeeName.trim())
   } else if (body.payeeId !== undefined) {
-    if (body.payeeId !== null && !findPayee(tenant, body.payeeId)) throw invalidReference('payeeId', body.payeeId)
-    next.payeeId = body.payeeId
-    payeeChanged = true
+    namedPayee = body.payeeId === null ? null : findPayee(tenant, body.payeeId)
+    if (body.payeeId !== null && !namedPayee) throw invalidReference('payeeId', body.payeeId)
   }
+  if (namedPayee !== undefined) next.payeeId = namedPayee?.id ?? null
   if (body.categoryId !== undefined) {
     if (body.categoryId !== null && !findVisibleCategory(tenant, country, body.categoryId)) throw invalidReference('categoryId', body.categoryId)
     next.categoryId = body.categoryId
-  } else if (payeeChanged && next.payeeId && next.categoryId === null) {
-    next.categoryId = findPayee(tenant, next.payeeId)?.categoryId ?? null
+  } else if (namedPayee && next.categoryId === null) {
+    next.categoryId = namedPayee.categoryId
   }
 
   resolveTransfer(tenant, body, current, next)
