@@ -4,9 +4,8 @@ import type { Config } from './config.ts'
 import { ControlStore } from './db/control/store.ts'
 import { AccessLog } from './platform/access-log.ts'
 import { DataDirLock, prepareDir } from './db/data-dir.ts'
-import { storageFailure } from './db/failures.ts'
-import { storageProblem } from './platform/storage-problem.ts'
-import { TenantRegistry, TenantUnavailableError } from './db/tenant/registry.ts'
+import { unexpectedProblem } from './platform/storage-problem.ts'
+import { TenantRegistry } from './db/tenant/registry.ts'
 import { purgeTombstones } from './modules/changes/feed.ts'
 import { mcpEndpoint } from './modules/mcp/endpoint.ts'
 import { routes as v1Routes } from './modules/index.ts'
@@ -75,8 +74,10 @@ function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof do
       .onAfterResponse(({ request, set, route }) => {
         const state = requestStateOf(request, server)
         const status = typeof set.status === 'number' ? set.status : 200
-        if (status < 400)
-          platform.access?.record({ requestId: state.requestId, method: request.method, route, status, startedAt: state.startedAt, ownerId: null })
+        // 4xx and 5xx are logged by the error handler.
+        if (status >= 400) return
+        state.route = route
+        platform.access?.record(state, request.method, status)
       })
       // The plugin builds /openapi.json. Its own page (which loads a viewer from a CDN) is given the
       // same path, so the document's route replaces it and the plugin serves no page; /docs is pfin's own.
@@ -135,21 +136,11 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
             : { code: 'route_not_found', detail: `No route matches ${request.method} ${path}` }
       } else if (code === 'PARSE') {
         problem = { code: 'malformed_json', detail: 'The request body is not valid JSON' }
-      } else if (error instanceof TenantUnavailableError || storageFailure(error)) {
-        problem = storageProblem(platform, error, state, requestId)
       } else {
-        platform.log(`[${requestId}] internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
-        problem = { code: 'internal_error', detail: `Something went wrong on our side; quote request id ${requestId} when reporting it` }
+        problem = unexpectedProblem(platform, error, state, requestId)
       }
       const body = problemBody(problem.code, problem.detail, requestId)
-      platform.access?.record({
-        requestId,
-        method: request.method,
-        route: state.route ?? null,
-        status: body.status,
-        startedAt: state.startedAt,
-        ownerId: state.auth?.subject.id ?? null,
-      })
+      platform.access?.record(state, request.method, body.status)
       return new Response(JSON.stringify(body), {
         status: body.status,
         headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...problem.headers },

@@ -1,4 +1,4 @@
-import { backup, BackupError, verifyBackup } from '../ops/backup.ts'
+import { backup, verifyBackup } from '../ops/backup.ts'
 import { restore } from '../ops/restore.ts'
 import { type Flags, optional, parseFlags, required, UsageError } from './args.ts'
 import type { Output } from './output.ts'
@@ -58,5 +58,3 @@ export async function restoreCommand(ctx: OpsContext, args: string[]): Promise<n
   )
   return 0
 }
-
-export { BackupError }

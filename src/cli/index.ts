@@ -1,10 +1,8 @@
 import packageJson from '../../package.json' with { type: 'json' }
 import { ConfigError, loadConfig } from '../config.ts'
 import { ControlStore } from '../db/control/store.ts'
-import { DataDirError, makeNewFilesPrivate } from '../db/data-dir.ts'
+import { makeNewFilesPrivate } from '../db/data-dir.ts'
 import { TenantRegistry } from '../db/tenant/registry.ts'
-import { BackupError } from '../ops/backup.ts'
-import { StartupError } from '../server.ts'
 import { closest, UsageError } from './args.ts'
 import { backupCommand, restoreCommand } from './backup.ts'
 import { keyCommand } from './key.ts'
@@ -105,10 +103,7 @@ export async function runCli(argv: string[]): Promise<number> {
       console.error(`pfin: ${error.message}`)
       return 2
     }
-    if (error instanceof StartupError || error instanceof DataDirError || error instanceof BackupError) {
-      console.error(`pfin: ${error.message}`)
-      return 1
-    }
+    // Everything else (StartupError, DataDirError, BackupError, …): the message, exit 1.
     console.error(`pfin: ${error instanceof Error ? error.message : String(error)}`)
     return 1
   }

@@ -93,18 +93,6 @@ export class DataDirLock {
     return new DataDirLock(db)
   }
 
-  /** Whether a server holds `dataDir` right now (for commands that must not run beside one). */
-  static isHeld(dataDir: string): boolean {
-    if (!existsSync(join(dataDir, 'server.lock'))) return false
-    try {
-      DataDirLock.acquire(dataDir).release()
-      return false
-    } catch (error) {
-      if (error instanceof DataDirError) return true
-      throw error
-    }
-  }
-
   release(): void {
     this.db.close()
   }

@@ -3,7 +3,7 @@
  * written), or the file cannot be used now (503). bun:sqlite's errors carry SQLite's result
  * code name in `code` (`SQLITE_FULL`, `SQLITE_CORRUPT`, …).
  */
-export type StorageFailure = 'full' | 'unavailable' | 'damaged'
+export type StorageFailure = 'full' | 'unavailable'
 
 function sqliteCode(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code
@@ -19,7 +19,7 @@ export function storageFailure(error: unknown): StorageFailure | null {
   const code = sqliteCode(error)
   if (code === undefined) return null
   if (code === 'SQLITE_FULL') return 'full'
-  if (/^SQLITE_(CORRUPT|NOTADB|IOERR)/.test(code)) return 'damaged'
-  if (/^SQLITE_(CANTOPEN|BUSY|LOCKED|READONLY|PERM|NOMEM)/.test(code)) return 'unavailable'
+  // Damaged (CORRUPT, NOTADB, IOERR) or out of reach for now (CANTOPEN, BUSY, …): 503 either way.
+  if (/^SQLITE_(CORRUPT|NOTADB|IOERR|CANTOPEN|BUSY|LOCKED|READONLY|PERM|NOMEM)/.test(code)) return 'unavailable'
   return null
 }

@@ -8,14 +8,13 @@
  */
 export type LogFormat = 'json' | 'pretty' | 'off'
 
-export interface AccessEntry {
+/** What the log reads of a request's state: its id, the route pattern that matched, the caller, the start. */
+export interface LoggedRequest {
   requestId: string
-  method: string
-  /** The route pattern, or null for a request that matched no route. */
-  route: string | null
-  status: number
+  /** The route pattern, absent for a request that matched no route. */
+  route?: string
   startedAt: number
-  ownerId: string | null
+  auth?: { subject: { id: string } }
 }
 
 const FLUSH_MS = 250
@@ -35,16 +34,19 @@ export class AccessLog {
     this.timer.unref()
   }
 
-  record(entry: AccessEntry): void {
+  /** One line for a finished request; `requestId` differs from the state's only on a replay (the original's id). */
+  record(state: LoggedRequest, method: string, status: number, requestId = state.requestId): void {
     const now = Date.now()
-    const duration = Math.round((performance.now() - entry.startedAt) * 100) / 100
+    const duration = Math.round((performance.now() - state.startedAt) * 100) / 100
     const time = this.iso(now)
+    const route = state.route ?? null
+    const ownerId = state.auth?.subject.id ?? null
     // Every value is ours or a sane token (request ids are checked, methods are from the route
     // table or Bun's parser); JSON.stringify only where a value could need escaping.
     this.buffer.push(
       this.format === 'json'
-        ? `{"time":"${time}","request_id":"${entry.requestId}","method":${JSON.stringify(entry.method)},"route":${JSON.stringify(entry.route)},"status":${entry.status},"duration_ms":${duration},"owner_id":${entry.ownerId === null ? 'null' : `"${entry.ownerId}"`}}\n`
-        : `${time} ${entry.status} ${entry.method} ${entry.route ?? '(no route)'} ${duration}ms ${entry.ownerId ?? '-'} ${entry.requestId}\n`,
+        ? `{"time":"${time}","request_id":"${requestId}","method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"status":${status},"duration_ms":${duration},"owner_id":${ownerId === null ? 'null' : `"${ownerId}"`}}\n`
+        : `${time} ${status} ${method} ${route ?? '(no route)'} ${duration}ms ${ownerId ?? '-'} ${requestId}\n`,
     )
     if (this.buffer.length >= MAX_BUFFERED) this.flush()
   }

@@ -40,9 +40,23 @@ function authorize(route: AnyRoute, auth: AuthContext): void {
     const missing = route.scopes.filter((scope) => !auth.principal.scopes.includes(scope))
     throw new ApiError('insufficient_scope', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`)
   }
-  if (auth.subject.tier !== 'pro') {
-    throw new ApiError('pro_tier_required', 'The API is available to Pro tier owners only')
-  }
+  requireProTier(auth)
+}
+
+/** Only Pro owners may use the API (CONTRACT §3), over REST and MCP alike. */
+export function requireProTier(auth: AuthContext): void {
+  if (auth.subject.tier !== 'pro') throw new ApiError('pro_tier_required', 'The API is available to Pro tier owners only')
+}
+
+/** A write's body against its route: the route's own check (the batch's), or its schema. */
+function checkBody(route: AnyRoute, value: unknown): void {
+  if (route.checkBody) route.checkBody(value)
+  else if (route.body) assertValid(route.body, value, 'body')
+}
+
+/** A refusal as an answer (not stored): the problem body under this request's id. */
+function problemOutcome(error: ApiError, requestId: string): Outcome {
+  return { status: error.status, body: JSON.stringify(problemBody(error.code, error.detail, requestId)), headers: error.headers }
 }
 
 type ResponseSetter = { status?: number | string; headers: Headers }
@@ -108,8 +122,7 @@ async function prepareWrite(platform: Platform, route: AnyRoute, request: Reques
     state.replay = stored
     return
   }
-  if (route.checkBody) route.checkBody(decoded?.value)
-  else if (route.body) assertValid(route.body, decoded?.value, 'body')
+  checkBody(route, decoded?.value)
   const token = platform.idempotency.claim(ownerId, key)
   if (!token) {
     throw new ApiError('idempotency_key_in_progress', 'A request with this Idempotency-Key is still being processed', { 'retry-after': '1' })
@@ -159,9 +172,7 @@ function performWrite(platform: Platform, route: AnyRoute, state: RequestState, 
     // A handler's 4xx is an answer like any other: stored, and replayed on retry; except
     // validation_failed (a field's shape, CONTRACT §8), which the client may fix and send again
     // under the same key, wherever the check ran (money digits are read inside the handler).
-    if (error instanceof ApiError && error.code === 'validation_failed') {
-      return { status: error.status, body: JSON.stringify(problemBody(error.code, error.detail, state.requestId)), headers: error.headers }
-    }
+    if (error instanceof ApiError && error.code === 'validation_failed') return problemOutcome(error, state.requestId)
     if (error instanceof ApiError && error.status < 500) {
       const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
       const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }
@@ -201,8 +212,7 @@ export function invoke(platform: Platform, route: AnyRoute, state: RequestState,
       const reply = route.handle(input)
       return { status: reply.status, body: reply.serialized ?? JSON.stringify(reply.body), location: reply.location, headers: reply.headers }
     }
-    if (route.checkBody) route.checkBody(call.body)
-    else if (route.body) assertValid(route.body, call.body, 'body')
+    checkBody(route, call.body)
     // Each call is its own request: a fresh key, so nothing is replayed from an earlier call.
     const key = `mcp:${state.requestId}:${++invocations}`
     const ownerId = auth.subject.id
@@ -211,7 +221,7 @@ export function invoke(platform: Platform, route: AnyRoute, state: RequestState,
     return performWrite(platform, route, state, input, idem)
   } catch (error) {
     if (!(error instanceof ApiError)) throw error
-    return { status: error.status, body: JSON.stringify(problemBody(error.code, error.detail, state.requestId)), headers: error.headers }
+    return problemOutcome(error, state.requestId)
   }
 }
 
@@ -251,14 +261,7 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       return execute(platform, route, state, params, set)
     }
     const logged = (state: RequestState, set: ResponseSetter) =>
-      platform.access?.record({
-        requestId: (set.headers['x-request-id'] as string) ?? state.requestId,
-        method: route.method,
-        route: route.path,
-        status: typeof set.status === 'number' ? set.status : 200,
-        startedAt: state.startedAt,
-        ownerId: state.auth?.subject.id ?? null,
-      })
+      platform.access?.record(state, route.method, typeof set.status === 'number' ? set.status : 200, set.headers['x-request-id'] as string)
     const handler = ({ request, params, set }: RouteContext) => {
       const state = requestStateOf(request, server)
       state.route = route.path

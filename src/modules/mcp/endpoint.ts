@@ -2,10 +2,10 @@ import type { McpHttpHandler, McpRequestContext } from '@modelcontextprotocol/se
 import { Elysia } from 'elysia'
 import { readJsonBody } from '../../platform/body.ts'
 import { type Platform, requestStateOf, type ServerLookup } from '../../platform/context.ts'
-import { ApiError, type ErrorCode, problemBody } from '../../platform/errors.ts'
-import { admit } from '../../platform/pipeline.ts'
+import { ApiError, problemBody } from '../../platform/errors.ts'
+import { admit, requireProTier } from '../../platform/pipeline.ts'
 import type { AnyRoute } from '../../platform/route.ts'
-import { isStorageError, storageProblem } from '../../platform/storage-problem.ts'
+import { unexpectedProblem } from '../../platform/storage-problem.ts'
 import { toolInput } from './schema.ts'
 import { allowed, argumentProblem, buildTools, type ToolCall, type ToolResult, type ToolSpec } from './tools.ts'
 
@@ -42,15 +42,7 @@ function runTool(tool: ToolSpec, call: ToolCall, args: Record<string, unknown>) 
   try {
     return toolResult(argumentProblem(tool, args, call.state.requestId) ?? tool.run(call, args))
   } catch (error) {
-    let problem: { code: ErrorCode; detail: string }
-    if (isStorageError(error)) {
-      problem = storageProblem(call.platform, error, call.state, call.state.requestId)
-    } else {
-      call.platform.log(
-        `[${call.state.requestId}] internal error in MCP tool ${tool.name}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-      )
-      problem = { code: 'internal_error', detail: `Something went wrong on our side; quote request id ${call.state.requestId} when reporting it` }
-    }
+    const problem = unexpectedProblem(call.platform, error, call.state, call.state.requestId)
     const body = problemBody(problem.code, problem.detail, call.state.requestId) as unknown as Record<string, unknown>
     return toolResult({ status: body.status as number, body })
   }
@@ -96,7 +88,7 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
       if (origin !== null && !allowedOrigins.has(origin.replace(/\/+$/, ''))) {
         throw new ApiError('origin_not_allowed', `Origin ${origin} may not call /mcp; the operator can allow it with MCP_ALLOWED_ORIGINS`)
       }
-      if (auth.subject.tier !== 'pro') throw new ApiError('pro_tier_required', 'The API is available to Pro tier owners only')
+      requireProTier(auth)
       state.auth = auth
       const decoded = await readJsonBody(request, MCP_BODY_LIMIT)
       const call: ToolCall = { platform, state, auth }
@@ -104,14 +96,7 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
         authInfo: { token: 'api-key', clientId: auth.principal.keyId, scopes: [...auth.principal.scopes], extra: { call } },
         parsedBody: decoded?.value,
       })
-      platform.access?.record({
-        requestId: state.requestId,
-        method: 'POST',
-        route: '/mcp',
-        status: response.status,
-        startedAt: state.startedAt,
-        ownerId: auth.subject.id,
-      })
+      platform.access?.record(state, 'POST', response.status)
       return response
     },
     { parse: 'none', detail: { hide: true } } as never,

@@ -45,6 +45,7 @@ export interface ToolSpec {
 }
 
 const SIGN_CONVENTION = 'Amounts are exact decimals (up to 8 places): a positive amount is an expense (money out of the account), a negative amount is income.'
+const LIST_DEFAULTS = { defaults: { limit: 50 } }
 const LIST_NOTE = 'Returns at most `limit` items (default 50) and a `nextCursor`; pass it back as `cursor` for the next page while `hasMore` is true.'
 
 function routeOf(routes: readonly AnyRoute[], operationId: string): AnyRoute {
@@ -69,8 +70,8 @@ function pick(args: Record<string, unknown>, schema: TSchema | undefined): Recor
 }
 
 /** Everything in `args` that is not a path parameter: the body, unknown fields included (the route refuses them). */
-function bodyOf(args: Record<string, unknown>, params: TSchema | undefined, extra: string[] = []): Record<string, unknown> {
-  const skip = new Set([...Object.keys((params as { properties?: object } | undefined)?.properties ?? {}), ...extra])
+function bodyOf(args: Record<string, unknown>, params: TSchema | undefined): Record<string, unknown> {
+  const skip = new Set(Object.keys((params as { properties?: object } | undefined)?.properties ?? {}))
   return Object.fromEntries(Object.entries(args).filter(([name]) => !skip.has(name)))
 }
 
@@ -90,7 +91,8 @@ function direct(
   operationId: string,
   title: string,
   description: string,
-  options: { listLimit?: number; defaults?: Record<string, unknown> } = {},
+  /** Query values used when the agent sends none (list tools: `limit` 50). */
+  options: { defaults?: Record<string, unknown> } = {},
 ): ToolSpec {
   const route = routeOf(routes, operationId)
   const isWrite = route.method === 'POST' || route.method === 'PATCH'
@@ -104,7 +106,6 @@ function direct(
     destructive: false,
     run(call, args) {
       const query = pick(args, route.query)
-      if (options.listLimit !== undefined && query && query.limit === undefined) query.limit = options.listLimit
       if (query) for (const [name, value] of Object.entries(options.defaults ?? {})) query[name] ??= value
       const params = pick(args, route.params) as Record<string, string> | undefined
       return run(call, route, { params, query, body: isWrite ? bodyOf(args, route.params) : undefined })
@@ -234,18 +235,23 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       // Smaller than REST's 50 and 50: an agent's context is precious, and it can ask for more.
       { defaults: { payeeLimit: 20, recentTransactionLimit: 20 } },
     ),
-    direct(routes, 'list_accounts', 'listAccounts', 'List accounts', `Accounts, oldest first, with current balances. ${LIST_NOTE}`, { listLimit: 50 }),
-    direct(routes, 'list_categories', 'listCategories', 'List categories', `System and custom categories. ${LIST_NOTE}`, { listLimit: 50 }),
-    direct(routes, 'find_payees', 'listPayees', 'Find payees', `Payees whose name or alias contains \`q\` (case- and accent-insensitive). ${LIST_NOTE}`, {
-      listLimit: 50,
-    }),
+    direct(routes, 'list_accounts', 'listAccounts', 'List accounts', `Accounts, oldest first, with current balances. ${LIST_NOTE}`, LIST_DEFAULTS),
+    direct(routes, 'list_categories', 'listCategories', 'List categories', `System and custom categories. ${LIST_NOTE}`, LIST_DEFAULTS),
+    direct(
+      routes,
+      'find_payees',
+      'listPayees',
+      'Find payees',
+      `Payees whose name or alias contains \`q\` (case- and accent-insensitive). ${LIST_NOTE}`,
+      LIST_DEFAULTS,
+    ),
     direct(
       routes,
       'search_transactions',
       'listTransactions',
       'Search transactions',
       `Transactions, newest first, filtered by account, category, payee, date range or externalId. ${SIGN_CONVENTION} ${LIST_NOTE}`,
-      { listLimit: 50 },
+      LIST_DEFAULTS,
     ),
     direct(routes, 'get_transaction', 'getTransaction', 'Get a transaction', `One transaction by id. ${SIGN_CONVENTION}`),
     direct(
@@ -254,7 +260,7 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'listChanges',
       'What changed since a cursor',
       'Changes since `cursor` (absent: from the beginning), deletions included (`op: "delete"`), each entity once at its latest state. Store `nextCursor`; call again while `hasMore`. A `cursor_expired` error means: call again without cursor.',
-      { listLimit: 50 },
+      LIST_DEFAULTS,
     ),
     direct(
       routes,
