@@ -82,16 +82,21 @@ export function fieldPath(path: readonly (string | number)[]): string {
   return path.reduce<string>((name, part) => (typeof part === 'number' ? `${name}[${part}]` : name ? `${name}.${part}` : part), '')
 }
 
+/** The field an error is about (null: the value itself) and what is wrong with it, in words. */
+export function fieldProblem(error: ValueError, root?: unknown): { field: string | null; detail: string } {
+  const field = fieldName(error.path, root) || null
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) return { field, detail: 'is not allowed' }
+  if (error.type === ValueErrorType.ObjectRequiredProperty) return { field, detail: 'is required' }
+  if (field === null) return { field, detail: 'must be a JSON object' }
+  return { field, detail: expectation(error.schema) }
+}
+
 export function describeError(error: ValueError, where: 'body' | 'query', root?: unknown): string {
   const label = where === 'body' ? 'field' : 'query parameter'
-  if (error.type === ValueErrorType.ObjectAdditionalProperties) {
-    const name = fieldName(error.path, root)
-    return name ? `${label} '${name}' is not allowed` : `unknown ${label}`
-  }
-  if (error.type === ValueErrorType.ObjectRequiredProperty) return `${label} '${fieldName(error.path, root)}' is required`
-  const name = fieldName(error.path, root)
-  if (!name) return where === 'body' ? 'the request body must be a JSON object' : 'the query string is invalid'
-  return `${label} '${name}' ${expectation(error.schema)}`
+  const { field, detail } = fieldProblem(error, root)
+  if (field !== null) return `${label} '${field}' ${detail}`
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) return `unknown ${label}`
+  return where === 'body' ? 'the request body must be a JSON object' : 'the query string is invalid'
 }
 
 /** What a value of this schema must look like, in words. */

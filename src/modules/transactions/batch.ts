@@ -1,8 +1,7 @@
 import type { ValueError } from '@sinclair/typebox/errors'
-import { ValueErrorType } from '@sinclair/typebox/errors'
 import type { Tenant } from '../../db/tenant/registry.ts'
 import { ApiError, ruleViolation } from '../../platform/errors.ts'
-import { assertValid, compile, expectation, fieldName } from '../../platform/validation.ts'
+import { assertValid, compile, fieldProblem } from '../../platform/validation.ts'
 import { findCategory, type CategoryRow } from '../categories/queries.ts'
 import { hasTransactionTombstone, lastSeq } from '../changes/feed.ts'
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
@@ -21,22 +20,18 @@ type Item = TransactionBatchInput['items'][number]
 const FIELDS = new Set(Object.keys(TransactionUpsert.properties))
 
 /** One error of one item, as its own request would have got it, with the item's field. */
-function itemSchemaError(error: ValueError): BatchItemErrorOut {
-  const field = fieldName(error.path) || null
-  if (error.type === ValueErrorType.ObjectAdditionalProperties) return { field, code: 'validation_failed', detail: 'is not allowed' }
-  if (error.type === ValueErrorType.ObjectRequiredProperty) return { field, code: 'validation_failed', detail: 'is required' }
-  if (field === null) return { field, code: 'validation_failed', detail: 'must be a JSON object' }
-  return { field, code: 'validation_failed', detail: expectation(error.schema) }
+function itemSchemaError(error: ValueError, item: unknown): BatchItemErrorOut {
+  return { ...fieldProblem(error, item), code: 'validation_failed' }
 }
 
 /**
  * All of an item's schema errors, one per field: TypeBox reports a missing field twice (required,
  * then the type of the absent value), and a request alone would name each field once.
  */
-function itemSchemaErrors(errors: Iterable<ValueError>): BatchItemErrorOut[] {
+function itemSchemaErrors(errors: Iterable<ValueError>, item: unknown): BatchItemErrorOut[] {
   const byField = new Map<string | null, BatchItemErrorOut>()
   for (const error of errors) {
-    const out = itemSchemaError(error)
+    const out = itemSchemaError(error, item)
     if (!byField.has(out.field)) byField.set(out.field, out)
   }
   return [...byField.values()]
@@ -63,7 +58,7 @@ export function checkBatchBody(value: unknown): void {
   for (const [index, item] of batch.items.entries()) {
     if (check.Check(item)) continue
     const first = check.Errors(item).First()
-    if (first) throw new ApiError('validation_failed', itemDetail(index, itemSchemaError(first)))
+    if (first) throw new ApiError('validation_failed', itemDetail(index, itemSchemaError(first, item)))
   }
 }
 
@@ -178,7 +173,7 @@ function dryRun(tenant: Tenant, country: string | null, items: readonly unknown[
       for (const [index, item] of items.entries()) {
         const externalId = externalIdOf(item)
         if (!check.Check(item)) {
-          results.push({ index, externalId, operation: null, data: null, errors: itemSchemaErrors(check.Errors(item)) })
+          results.push({ index, externalId, operation: null, data: null, errors: itemSchemaErrors(check.Errors(item), item) })
           continue
         }
         run('SAVEPOINT batch_item')
