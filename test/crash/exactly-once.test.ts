@@ -1,8 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { adminJson, cleanup, processEnv, startServer as startProcessServer, tempDir, withDb } from '../reliability/processes.ts'
 
 /**
  * Issue 3 §6 / CONTRACT §8: exactly once, even after `kill -9`. The real server runs as its own
@@ -12,62 +10,12 @@ import { join } from 'node:path'
  * byte-identical replay, and the balances add up to the cent.
  */
 
-const ROOT = join(import.meta.dir, '..', '..')
-const MAIN = join(ROOT, 'src', 'main.ts')
-const dataDir = mkdtempSync(join(tmpdir(), 'pfin-crash-'))
-const env = {
-  ...process.env,
-  DATA_DIR: dataDir,
-  PORT: '0',
-  HOST: '127.0.0.1',
-  RATE_LIMIT_PER_MINUTE: '1000000',
-  RATE_LIMIT_PER_DAY: '1000000',
-  ANON_RATE_LIMIT_PER_MINUTE: '1000000',
-  ANON_RATE_LIMIT_PER_DAY: '1000000',
-}
-
-let current: ReturnType<typeof Bun.spawn> | undefined
-afterAll(async () => {
-  if (current && current.exitCode === null && current.signalCode === null) {
-    current.kill('SIGKILL')
-    await current.exited
-  }
-  rmSync(dataDir, { recursive: true, force: true })
-})
-
-async function admin(...args: string[]): Promise<Record<string, string>> {
-  const proc = Bun.spawn(['bun', MAIN, ...args, '--json'], { cwd: ROOT, env, stdout: 'pipe', stderr: 'pipe' })
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  if (code !== 0) throw new Error(`pfin ${args.join(' ')} exited ${code}: ${stderr}`)
-  return JSON.parse(stdout)
-}
-
-/** Starts `bun src/main.ts serve` and resolves with its URL once it prints the listening line. */
-async function startServer(): Promise<{ proc: ReturnType<typeof Bun.spawn>; url: string }> {
-  const proc = Bun.spawn(['bun', MAIN, 'serve'], { cwd: ROOT, env, stdout: 'pipe', stderr: 'inherit' })
-  current = proc
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
-  const decoder = new TextDecoder()
-  let text = ''
-  const deadline = Date.now() + 15_000
-  while (Date.now() < deadline) {
-    const { value, done } = await reader.read()
-    if (done) break
-    text += decoder.decode(value, { stream: true })
-    const m = /pfin listening on (http:\/\/\S+)/.exec(text)
-    if (m) {
-      // keep draining stdout so the child never blocks on a full pipe
-      void (async () => {
-        try {
-          while (!(await reader.read()).done) {}
-        } catch {}
-      })()
-      return { proc, url: m[1] as string }
-    }
-  }
-  proc.kill('SIGKILL')
-  throw new Error(`server did not start; stdout: ${text}`)
-}
+// Processes, environment and clean-up as every process-level suite runs them (test/reliability/processes.ts).
+const dataDir = tempDir('pfin-crash-')
+const env = processEnv(dataDir)
+const admin = (...args: string[]) => adminJson(env, ...args)
+const startServer = () => startProcessServer(env)
+afterAll(cleanup)
 
 interface Outcome {
   status: number
@@ -97,15 +45,6 @@ function balanceUnits(text: string): bigint {
   const frac = (m[2] ?? '').padEnd(8, '0')
   const abs = BigInt(m[1]?.replace('-', '') ?? '0') * UNIT + BigInt(frac)
   return m[1]?.startsWith('-') ? -abs : abs
-}
-
-function withDb<T>(path: string, fn: (db: Database) => T): T {
-  const db = new Database(path)
-  try {
-    return fn(db)
-  } finally {
-    db.close()
-  }
 }
 
 test('SIGKILL during a burst of idempotent creates: after restart and retries, exactly one transaction per key', async () => {

@@ -5,6 +5,7 @@ import { createKey, createOwner } from '../../src/cli/admin.ts'
 import { closePlatform, createPlatform } from '../../src/server.ts'
 import { loadConfig } from '../../src/config.ts'
 import { startTestServer, tempDir } from '../support/harness.ts'
+import { awaitListening } from './processes.ts'
 
 /**
  * CONTRACT §14 "bounded resources": open owner databases never exceed TENANT_CACHE_SIZE, an
@@ -73,7 +74,7 @@ describe('many owners through a small tenant cache', () => {
     // 64 descriptors: Bun and the control database take about half; 40 owner files need 120.
     const proc = Bun.spawn(['sh', '-c', `ulimit -n 64 && exec "${process.execPath}" src/main.ts serve`], { cwd: REPO, env, stdout: 'pipe', stderr: 'pipe' })
     try {
-      const url = await listeningUrl(proc.stdout)
+      const url = await awaitListening(proc.stdout, 15_000)
       const statuses: number[] = []
       for (let round = 0; round < 2; round++) {
         for (const key of keys) {
@@ -90,22 +91,3 @@ describe('many owners through a small tenant cache', () => {
     }
   }, 60_000)
 })
-
-async function listeningUrl(stdout: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stdout.getReader()
-  let text = ''
-  const deadline = Date.now() + 15_000
-  while (Date.now() < deadline) {
-    const { value, done } = await reader.read()
-    if (done) break
-    text += new TextDecoder().decode(value)
-    const match = /pfin listening on (http:\/\/\S+)/.exec(text)
-    if (match) {
-      void (async () => {
-        while (!(await reader.read()).done) {}
-      })()
-      return match[1] as string
-    }
-  }
-  throw new Error(`server did not start: ${text}`)
-}

@@ -102,7 +102,7 @@ export interface ServerProcess {
 }
 
 /** Reads a child's stdout until the listening line, then keeps draining it in the background. */
-async function awaitListening(stream: ReadableStream<Uint8Array>, timeoutMs: number): Promise<string> {
+export async function awaitListening(stream: ReadableStream<Uint8Array>, timeoutMs: number): Promise<string> {
   const reader = stream.getReader()
   const decoder = new TextDecoder()
   let text = ''
