@@ -1,6 +1,6 @@
 import type { Benchmark } from './benchmark.ts'
 import { postOnce } from './keyed-load.ts'
-import { Cleanup, fmt, makeOwnerAndKey, settings, startPfin, tempDir } from './support.ts'
+import { Cleanup, fmt, settings, startPfinWithOwner } from './support.ts'
 
 /**
  * Importing 500 transactions (issue 8): one `POST /v1/transactions/batch` of 500 items against
@@ -79,10 +79,7 @@ export const benchmark: Benchmark = {
   async run() {
     const cleanup = new Cleanup()
     try {
-      const dataDir = cleanup.dir(tempDir())
-      const { key } = await makeOwnerAndKey(dataDir)
-      const pfin = await startPfin(dataDir)
-      cleanup.add(() => pfin.stop())
+      const { pfin, key } = await startPfinWithOwner(cleanup)
       const account = await postOnce(pfin.url, key, '/v1/accounts', { name: 'Bench', type: 'bank', balance: 1_000_000, currency: 'EUR' })
       const run = `${Date.now().toString(36)}`
 

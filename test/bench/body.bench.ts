@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { Benchmark } from './benchmark.ts'
-import { Cleanup, fmt, makeOwnerAndKey, type Service, settings, spawnServer, startPfin, tempDir } from './support.ts'
+import { Cleanup, fmt, type Service, settings, spawnServer, startPfinWithOwner } from './support.ts'
 
 /**
  * Hostile request bodies (issue 7 §3, CONTRACT §14): pfin answering 1 MiB bodies of the shapes
@@ -128,10 +128,7 @@ export const benchmark: Benchmark = {
   async run() {
     const cleanup = new Cleanup()
     try {
-      const dataDir = cleanup.dir(tempDir())
-      const { key } = await makeOwnerAndKey(dataDir)
-      const pfin = await startPfin(dataDir)
-      cleanup.add(() => pfin.stop())
+      const { pfin, key } = await startPfinWithOwner(cleanup)
       const baseline = await spawnServer(['bun', '-e', BASELINE], {}, 'body baseline')
       cleanup.add(() => baseline.stop())
 

@@ -1,5 +1,5 @@
 import type { Benchmark } from './benchmark.ts'
-import { Cleanup, describe, fmt, type LoadResult, load, makeOwnerAndKey, settings, startBaseline, startPfin, tempDir, warm } from './support.ts'
+import { Cleanup, describe, fmt, type LoadResult, load, settings, startBaseline, startPfinWithOwner, warm } from './support.ts'
 
 /**
  * Authenticated `GET /v1/me` with a warm key cache against a bare `Bun.serve` that returns
@@ -13,10 +13,7 @@ export const benchmark: Benchmark = {
   async run() {
     const cleanup = new Cleanup()
     try {
-      const dataDir = cleanup.dir(tempDir())
-      const { key } = await makeOwnerAndKey(dataDir)
-      const pfin = await startPfin(dataDir)
-      cleanup.add(() => pfin.stop())
+      const { pfin, key } = await startPfinWithOwner(cleanup)
       const headers = { authorization: `Bearer ${key}` }
 
       // One request pays for argon2 and fills the key cache; its body is what the baseline serves.

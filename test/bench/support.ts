@@ -118,6 +118,15 @@ export function startPfin(dataDir: string, env: Record<string, string> = {}): Pr
   return spawnServer(['bun', MAIN, 'serve'], { DATA_DIR: dataDir, LOG_FORMAT: process.env.BENCH_LOG_FORMAT ?? 'off', ...UNLIMITED, ...env }, 'pfin')
 }
 
+/** pfin over a fresh DATA_DIR with one owner and an all-scope key; `cleanup` stops it and removes the folder. */
+export async function startPfinWithOwner(cleanup: Cleanup): Promise<{ pfin: Service; key: string }> {
+  const dataDir = cleanup.dir(tempDir())
+  const { key } = await makeOwnerAndKey(dataDir)
+  const pfin = await startPfin(dataDir)
+  cleanup.add(() => pfin.stop())
+  return { pfin, key }
+}
+
 /** The bare `Bun.serve` baseline answering `body` to everything. */
 export function startBaseline(body: string): Promise<Service> {
   return spawnServer(['bun', join(import.meta.dir, 'baseline.ts')], { BODY: body }, 'baseline')

@@ -4,7 +4,7 @@ import { openDatabase } from '../../src/db/sqlite.ts'
 import { newId } from '../../src/platform/ids.ts'
 import type { Benchmark } from './benchmark.ts'
 import { describeKeyed, type KeyedLoadOptions, type KeyedLoadResult, keyedLoad, keyedWarm, postOnce } from './keyed-load.ts'
-import { Cleanup, fmt, makeOwnerAndKey, settings, startPfin, tempDir } from './support.ts'
+import { Cleanup, fmt, settings, startPfinWithOwner, tempDir } from './support.ts'
 
 /**
  * `POST /v1/transactions/upsert` throughput over HTTP (issue 3 §9), at 1 and at
@@ -81,10 +81,7 @@ export const benchmark: Benchmark = {
     const cleanup = new Cleanup()
     try {
       const baseDir = cleanup.dir(tempDir('pfin-bench-sqlite-'))
-      const dataDir = cleanup.dir(tempDir())
-      const { key } = await makeOwnerAndKey(dataDir)
-      const pfin = await startPfin(dataDir)
-      cleanup.add(() => pfin.stop())
+      const { pfin, key } = await startPfinWithOwner(cleanup)
       const account = await postOnce(pfin.url, key, '/v1/accounts', { name: 'Bench', type: 'bank', balance: 1000000, currency: 'EUR' })
 
       const url = `${pfin.url}/v1/transactions/upsert`
