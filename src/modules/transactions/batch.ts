@@ -2,12 +2,13 @@ import type { ValueError } from '@sinclair/typebox/errors'
 import type { Tenant } from '../../db/tenant/registry.ts'
 import { ApiError, ruleViolation } from '../../platform/errors.ts'
 import { assertValid, compile, fieldProblem } from '../../platform/validation.ts'
-import { findCategory, type CategoryRow } from '../categories/queries.ts'
 import { hasTransactionTombstone, lastSeq } from '../changes/feed.ts'
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
 import { TransactionUpsert } from './model.ts'
-import { findTransactionByExternalId, type TransactionRow, toTransaction } from './queries.ts'
-import { createTransaction, Effects, updateTransaction } from './service.ts'
+import type { TransactionRow } from './queries.ts'
+import { toTransaction } from './queries.ts'
+import { References } from './references.ts'
+import { type BatchScope, createTransaction, Effects, updateTransaction } from './service.ts'
 
 /**
  * Batch import (CONTRACT §16). Every item is an ordinary transaction upsert, run by the same
@@ -81,18 +82,21 @@ interface Applied {
 }
 
 /**
- * One item, exactly as the upsert route would apply it, except that its effect on balances and
- * payee totals joins `effects`, written once for the whole batch. `unchanged` when it wrote nothing.
+ * One item, exactly as the upsert route would apply it, except that it shares the batch's reads
+ * and, outside a dry run, its effect on balances and payee totals joins the batch's, written
+ * once for the whole batch. `unchanged` when it wrote nothing.
  */
-function applyItem(tenant: Tenant, country: string | null, item: Item, skipDeleted: boolean, effects?: Effects): Applied {
+function applyItem(tenant: Tenant, country: string | null, item: Item, skipDeleted: boolean, batch: BatchScope): Applied {
   const externalId = item.externalId.trim()
-  const existing = findTransactionByExternalId(tenant, externalId)
-  if (!existing && skipDeleted && hasTransactionTombstone(tenant, externalId)) return { operation: 'skipped_deleted' }
+  const existing = batch.refs.transactionByExternalId(externalId)
+  if (!existing) {
+    if (skipDeleted && hasTransactionTombstone(tenant, externalId)) return { operation: 'skipped_deleted' }
+    return { operation: 'created', row: createTransaction(tenant, country, item, batch) }
+  }
   const before = lastSeq(tenant)
-  const row = existing ? updateTransaction(tenant, country, existing.id, item, effects) : createTransaction(tenant, country, item, effects)
+  const row = updateTransaction(tenant, country, existing.id, item, batch, existing)
   // Every real change of a stored row advances the change feed (its triggers), and nothing else does.
-  const operation: BatchOperation = !existing ? 'created' : lastSeq(tenant) === before ? 'unchanged' : 'updated'
-  return { operation, row }
+  return { operation: lastSeq(tenant) === before ? 'unchanged' : 'updated', row }
 }
 
 function summarize(results: BatchItemOut[]) {
@@ -127,9 +131,10 @@ export function importTransactions(tenant: Tenant, country: string | null, batch
 function applyAll(tenant: Tenant, country: string | null, items: readonly Item[], skipDeleted: boolean): BatchItemOut[] {
   return tenant.write(() => {
     const effects = new Effects()
+    const refs = new References(tenant, country)
     const applied = items.map((item, index) => {
       try {
-        return applyItem(tenant, country, item, skipDeleted, effects)
+        return applyItem(tenant, country, item, skipDeleted, { refs, effects })
       } catch (error) {
         if (error instanceof ApiError) throw new ApiError(error.code, itemDetail(index, itemRuleError(error)), error.headers)
         throw error
@@ -142,12 +147,7 @@ function applyAll(tenant: Tenant, country: string | null, items: readonly Item[]
       throw error
     }
     // The rows are in hand: each item's object needs only its category's type, read once per category.
-    const types = new Map<string, CategoryRow['type']>()
-    const typeOf = (categoryId: string | null) => {
-      if (categoryId === null) return null
-      if (!types.has(categoryId)) types.set(categoryId, findCategory(tenant, categoryId)?.type ?? null)
-      return types.get(categoryId) ?? null
-    }
+    const typeOf = (categoryId: string | null) => (categoryId === null ? null : (refs.category(categoryId)?.type ?? null))
     return applied.map(({ operation, row }, index) => ({
       index,
       externalId: externalIdOf(items[index]),
@@ -168,6 +168,7 @@ function dryRun(tenant: Tenant, country: string | null, items: readonly unknown[
   const run = (sql: string) => tenant.sqlite.run(sql)
   const results: BatchItemOut[] = []
   tenant.write(() => {
+    const refs = new References(tenant, country)
     run('SAVEPOINT batch_dry_run')
     try {
       for (const [index, item] of items.entries()) {
@@ -178,11 +179,13 @@ function dryRun(tenant: Tenant, country: string | null, items: readonly unknown[
         }
         run('SAVEPOINT batch_item')
         try {
-          const { operation } = applyItem(tenant, country, item, skipDeleted)
+          const { operation } = applyItem(tenant, country, item, skipDeleted, { refs })
           results.push({ index, externalId, operation, data: null, errors: [] })
         } catch (error) {
           if (!(error instanceof ApiError)) throw error
           run('ROLLBACK TO batch_item')
+          // What this item read or created before it failed may be gone now.
+          refs.forget()
           results.push({ index, externalId, operation: null, data: null, errors: [itemRuleError(error)] })
         } finally {
           run('RELEASE batch_item')

@@ -8,9 +8,7 @@ import { addUnits, MAX_UNITS, multiplyByRate, readMoney, type Units } from '../.
 import { type CursorKey, decodeCursor, page } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
 import { findAccount, setAccountBalance } from '../accounts/queries.ts'
-import { findVisibleCategory } from '../categories/service.ts'
-import { adjustPayeeStats, findPayee } from '../payees/queries.ts'
-import { resolvePayeeName } from '../payees/service.ts'
+import { adjustPayeeStats } from '../payees/queries.ts'
 import type { TransactionListInput, TransactionUpdateInput } from './model.ts'
 import {
   findTransaction,
@@ -24,6 +22,7 @@ import {
   type TransactionView,
   toTransaction,
 } from './queries.ts'
+import { References } from './references.ts'
 
 /**
  * Transactions move money (CONTRACT §4): every create, change and delete applies its effect
@@ -83,11 +82,11 @@ type Draft = Omit<TransactionRow, 'id' | 'createdAt'>
  * Applies a request body to a draft (the stored row for PATCH, blanks for create) and checks
  * every rule against the result: references, transfer rules, payee resolution.
  */
-function resolveDraft(tenant: Tenant, country: string | null, body: TransactionUpdateInput, current: Draft, selfId?: string): Draft {
+function resolveDraft(refs: References, body: TransactionUpdateInput, current: Draft, selfId?: string): Draft {
   const next: Draft = { ...current }
   if (body.externalId !== undefined) {
     const externalId = trimmed(body.externalId)
-    const holder = externalId === null ? undefined : findTransactionByExternalId(tenant, externalId)
+    const holder = externalId === null ? undefined : refs.transactionByExternalId(externalId)
     if (holder && holder.id !== selfId) {
       throw externalIdConflict('transaction', externalId, holder.id)
     }
@@ -102,7 +101,7 @@ function resolveDraft(tenant: Tenant, country: string | null, body: TransactionU
   if (body.transferToAccountId !== undefined) next.transferToAccountId = body.transferToAccountId
   if (body.exchangeRate !== undefined) next.exchangeRate = numberSource(body, 'exchangeRate')
 
-  const source = findAccount(tenant, next.accountId)
+  const source = refs.account(next.accountId)
   if (!source) throw invalidReference('accountId', next.accountId)
 
   // Payee: by id, or by name (found or created); the payee's category fills an absent category.
@@ -110,24 +109,24 @@ function resolveDraft(tenant: Tenant, country: string | null, body: TransactionU
   // The payee this body names, found once: its category may fill an absent category below.
   let namedPayee: { id: string; categoryId: string | null } | null | undefined
   if (body.payeeName !== undefined) {
-    namedPayee = resolvePayeeName(tenant, body.payeeName.trim())
+    namedPayee = refs.payeeNamed(body.payeeName.trim())
   } else if (body.payeeId !== undefined) {
-    namedPayee = body.payeeId === null ? null : findPayee(tenant, body.payeeId)
+    namedPayee = body.payeeId === null ? null : refs.payee(body.payeeId)
     if (body.payeeId !== null && !namedPayee) throw invalidReference('payeeId', body.payeeId)
   }
   if (namedPayee !== undefined) next.payeeId = namedPayee?.id ?? null
   if (body.categoryId !== undefined) {
-    if (body.categoryId !== null && !findVisibleCategory(tenant, country, body.categoryId)) throw invalidReference('categoryId', body.categoryId)
+    if (body.categoryId !== null && !refs.visibleCategory(body.categoryId)) throw invalidReference('categoryId', body.categoryId)
     next.categoryId = body.categoryId
   } else if (namedPayee && next.categoryId === null) {
     next.categoryId = namedPayee.categoryId
   }
 
-  resolveTransfer(tenant, body, current, next)
+  resolveTransfer(refs, body, current, next)
   return next
 }
 
-function resolveTransfer(tenant: Tenant, body: TransactionUpdateInput, current: Draft, next: Draft): void {
+function resolveTransfer(refs: References, body: TransactionUpdateInput, current: Draft, next: Draft): void {
   if (!next.isTransfer) {
     if (next.transferToAccountId !== null) throw ruleViolation('transferToAccountId needs isTransfer: true')
     if (body.destinationAmount !== undefined) throw ruleViolation('destinationAmount applies to transfers only (isTransfer: true)')
@@ -135,7 +134,7 @@ function resolveTransfer(tenant: Tenant, body: TransactionUpdateInput, current: 
     return
   }
   if (next.transferToAccountId === null) throw ruleViolation('A transfer needs transferToAccountId')
-  const destination = findAccount(tenant, next.transferToAccountId)
+  const destination = refs.account(next.transferToAccountId)
   if (!destination) throw invalidReference('transferToAccountId', next.transferToAccountId)
   if (next.transferToAccountId === next.accountId) throw ruleViolation('A transfer must go to another account')
   if (next.amount <= 0n) throw ruleViolation('A transfer amount must be greater than 0')
@@ -144,11 +143,11 @@ function resolveTransfer(tenant: Tenant, body: TransactionUpdateInput, current: 
     next.destinationAmount = readMoney(body, 'destinationAmount')
     return
   }
-  deriveDestinationAmount(tenant, current, next, destination.currency)
+  deriveDestinationAmount(refs, current, next, destination.currency)
 }
 
 /** amount × exchangeRate, or amount between accounts of one currency, when the transfer moved. */
-function deriveDestinationAmount(tenant: Tenant, current: Draft, next: Draft, destinationCurrency: string): void {
+function deriveDestinationAmount(refs: References, current: Draft, next: Draft, destinationCurrency: string): void {
   const moved =
     !current.isTransfer ||
     next.amount !== current.amount ||
@@ -156,7 +155,7 @@ function deriveDestinationAmount(tenant: Tenant, current: Draft, next: Draft, de
     next.transferToAccountId !== current.transferToAccountId ||
     next.exchangeRate !== current.exchangeRate
   if (!moved && current.destinationAmount !== null) return
-  const source = findAccount(tenant, next.accountId)
+  const source = refs.account(next.accountId)
   if (next.exchangeRate !== null) {
     const credited = multiplyByRate(next.amount, next.exchangeRate)
     if (credited > MAX_UNITS) throw ruleViolation('amount × exchangeRate would exceed the supported range of ±92233720368')
@@ -185,29 +184,48 @@ const BLANK: Draft = {
 }
 
 /**
- * Records a transaction. With `pending`, its effect on balances and payee totals is added
- * there for the caller to apply once for many (the batch import); otherwise it is applied now.
+ * What the items of one batch import share: the rows they have read, and, unless each item
+ * must apply its own effect (a dry run, which reports range errors per item), the sum of their
+ * effects on balances and payee totals, for the caller to apply once for all.
  */
-export function createTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput, pending?: Effects): TransactionRow {
+export interface BatchScope {
+  refs: References
+  effects?: Effects
+}
+
+/** Records a transaction and applies its effect, or adds the effect to the batch's. */
+export function createTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput, batch?: BatchScope): TransactionRow {
   return tenant.write(() => {
-    const draft = resolveDraft(tenant, country, body, BLANK)
+    const refs = batch?.refs ?? new References(tenant, country)
+    const draft = resolveDraft(refs, body, BLANK)
     const row: TransactionRow = { ...draft, id: newId('txn'), createdAt: Date.now() }
     insertTransaction(tenant, row)
-    const effects = (pending ?? new Effects()).add(row, 1n)
-    if (!pending) effects.apply(tenant)
+    refs.stored(row)
+    const effects = (batch?.effects ?? new Effects()).add(row, 1n)
+    if (!batch?.effects) effects.apply(tenant)
     return row
   })
 }
 
-export function updateTransaction(tenant: Tenant, country: string | null, id: string, body: TransactionUpdateInput, pending?: Effects): TransactionRow {
+/** Changes a transaction (`current`, when the caller has already read it) and moves its effect. */
+export function updateTransaction(
+  tenant: Tenant,
+  country: string | null,
+  id: string,
+  body: TransactionUpdateInput,
+  batch?: BatchScope,
+  known?: TransactionRow,
+): TransactionRow {
   return tenant.write(() => {
-    const current = findTransaction(tenant, id)
+    const current = known ?? findTransaction(tenant, id)
     if (!current) throw notFound('Transaction', id)
+    const refs = batch?.refs ?? new References(tenant, country)
     const { id: _id, createdAt, ...draft } = current
-    const next: TransactionRow = { ...resolveDraft(tenant, country, body, draft, id), id, createdAt }
+    const next: TransactionRow = { ...resolveDraft(refs, body, draft, id), id, createdAt }
     replaceTransaction(tenant, next)
-    const effects = (pending ?? new Effects()).add(current, -1n).add(next, 1n)
-    if (!pending) effects.apply(tenant)
+    refs.stored(next, current)
+    const effects = (batch?.effects ?? new Effects()).add(current, -1n).add(next, 1n)
+    if (!batch?.effects) effects.apply(tenant)
     return next
   })
 }
@@ -226,7 +244,7 @@ export function upsertTransaction(tenant: Tenant, country: string | null, body: 
   return tenant.write(() => {
     const existing = findTransactionByExternalId(tenant, body.externalId.trim())
     if (!existing) return { created: true, row: createTransaction(tenant, country, body) }
-    return { created: false, row: updateTransaction(tenant, country, existing.id, body) }
+    return { created: false, row: updateTransaction(tenant, country, existing.id, body, undefined, existing) }
   })
 }
 
