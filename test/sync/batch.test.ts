@@ -265,6 +265,37 @@ describe('dry run', () => {
     await expectNothingWritten(key, before)
     expect((await ok(key, 'GET', '/v1/payees?q=payee')).map((p: Json) => p.name).sort()).toEqual(['Payee 1', 'Payee 2'])
   })
+
+  test('an item that made a new payee and then failed takes the payee with it; the next item naming it makes it again', async () => {
+    const { key, a } = await setup()
+    const items = [
+      // Resolves (creates) "Brand New Shop", then fails on its category: rolled back, payee and all.
+      item(a.id, 20, { payeeName: 'Brand New Shop', categoryId: 'cat_0190000000007000800000000000dead' }),
+      item(a.id, 21, { payeeName: 'Brand New Shop' }),
+      item(a.id, 22, { payeeName: 'brand new shop' }),
+    ]
+    const res = await post(key, '/v1/transactions/batch', { items, dryRun: true })
+    expect(res.status).toBe(200)
+    expect(res.json.data.map((r: Json) => [r.operation, r.errors.map((e: Json) => e.code)])).toEqual([
+      [null, ['invalid_reference']],
+      ['created', []],
+      ['created', []],
+    ])
+    expect(await ok(key, 'GET', '/v1/payees?q=brand')).toEqual([])
+  })
+})
+
+describe('shared reads', () => {
+  test('items naming one new payee share it: one payee, its totals counting every item', async () => {
+    const { key, a } = await setup()
+    const items = Array.from({ length: 30 }, (_, n) => item(a.id, 100 + n, { payeeName: n % 2 ? 'Corner Bakery' : ' corner  BAKERY ' }))
+    const res = await post(key, '/v1/transactions/batch', { items })
+    expect(res.status).toBe(200)
+    const payees = await ok(key, 'GET', '/v1/payees?q=corner')
+    expect(payees).toHaveLength(1)
+    expect(payees[0].transactionCount).toBe(30)
+    expect(new Set(res.json.data.map((r: Json) => r.data.payeeId))).toEqual(new Set([payees[0].id]))
+  })
 })
 
 describe('money and the feed', () => {
