@@ -31,14 +31,14 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     lock.release()
     throw error
   }
-  const idempotency = new IdempotencyStore(control, config.idempotencyTtlHours * 3_600_000)
+  const idempotency = new IdempotencyStore(control, config.idempotencyTtlHours * 3_600_000, (message) => platform.log(message))
   const tenants = new TenantRegistry(
     config.dataDir,
     config.tenantCacheSize,
     (tenant) => idempotency.purge([tenant]),
     config.tombstoneRetentionDays * 86_400_000,
   )
-  return {
+  const platform: Platform = {
     lock,
     access: config.logFormat === 'off' ? null : new AccessLog(config.logFormat),
     config,
@@ -53,6 +53,7 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     idempotency,
     log,
   }
+  return platform
 }
 
 /** Headers of a request that is not counted: the caller's current state, unchanged. */
@@ -179,6 +180,7 @@ export class StartupError extends Error {}
 
 /** Closes what the platform holds: owner databases, the control database, the claim on DATA_DIR. */
 export function closePlatform(platform: Platform): void {
+  platform.idempotency.copyNow()
   platform.access?.close()
   platform.tenants.closeAll()
   platform.control.close()

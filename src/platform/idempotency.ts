@@ -9,8 +9,9 @@ import { ApiError } from './errors.ts'
 /**
  * Idempotency (CONTRACT §8). A key is scoped to its owner; its fingerprint is method +
  * path + SHA-256 of the canonical body. The response of a write is recorded in the tenant
- * file inside the write's own transaction, then copied to the control database; a retry
- * after a crash between the two finds it in the tenant file, so nothing runs twice.
+ * file inside the write's own transaction, then copied to the control database just after
+ * the response has gone out (the copies of one event-loop turn in one control transaction);
+ * a retry after a crash between the two finds it in the tenant file, so nothing runs twice.
  */
 export type { StoredResponse }
 
@@ -47,20 +48,30 @@ const appliedRecord = (db: TenantDrizzle) =>
     .onConflictDoUpdate({ target: appliedRequests.key, set: fromExcluded(appliedRequests, STORED_RESPONSE_FIELDS) })
     .prepare()
 
+interface Copy {
+  ownerId: string
+  key: string
+  response: StoredResponse
+}
+
 export class IdempotencyStore {
   /** Keys whose first request is still running, with the token of the request that holds it. */
   private readonly inFlight = new Map<string, symbol>()
+  /** Committed answers not yet copied to the control database, by owner and key. */
+  private readonly uncopied = new Map<string, Copy>()
+  private copyScheduled = false
 
   constructor(
     private readonly control: ControlStore,
     readonly ttlMs: number,
+    private readonly log: (message: string) => void = console.error,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The stored response for this key, from the control database or else from the tenant file. */
+  /** The stored response for this key: not yet copied, from the control database, or else from the tenant file. */
   find(tenant: Tenant, key: string): StoredResponse | undefined {
     const cutoff = this.now() - this.ttlMs
-    const stored = this.control.findResponse(tenant.ownerId, key)
+    const stored = this.uncopied.get(`${tenant.ownerId}\n${key}`)?.response ?? this.control.findResponse(tenant.ownerId, key)
     if (stored && stored.createdAt >= cutoff) return stored
     const applied = tenant.prepared(appliedLookup).get({ key })
     if (!applied || applied.createdAt < cutoff) return undefined
@@ -92,11 +103,34 @@ export class IdempotencyStore {
     tenant.prepared(appliedRecord).run({ key, ...response })
   }
 
+  /**
+   * Queues a committed answer for the control database. The tenant record is the truth, so the
+   * copy need not delay the response: it is written once the event loop turns (or at
+   * `copyNow`), and a copy that fails (a full disk) is only logged, for it is repaired from the
+   * tenant record on the next lookup of its key.
+   */
   recordInControl(ownerId: string, key: string, response: StoredResponse): void {
-    this.control.saveResponse(ownerId, key, response)
+    this.uncopied.set(`${ownerId}\n${key}`, { ownerId, key, response })
+    if (this.copyScheduled) return
+    this.copyScheduled = true
+    setImmediate(() => this.copyNow())
+  }
+
+  /** Writes the queued copies, in one control transaction. Also called at shutdown. */
+  copyNow(): void {
+    this.copyScheduled = false
+    if (this.uncopied.size === 0) return
+    const copies = [...this.uncopied.values()]
+    this.uncopied.clear()
+    try {
+      this.control.saveResponses(copies)
+    } catch (error) {
+      this.log(`${copies.length} idempotency record(s) not copied to control.db (the owners' files keep them): ${String(error)}`)
+    }
   }
 
   purge(tenants: Tenant[]): void {
+    this.copyNow()
     const cutoff = this.now() - this.ttlMs
     this.control.purgeResponses(cutoff)
     for (const tenant of tenants) tenant.purgeAppliedRequests(cutoff)

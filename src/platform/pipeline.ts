@@ -166,7 +166,7 @@ function performWrite(platform: Platform, route: AnyRoute, state: RequestState, 
       return record
     })
     // Committed: from here on the client gets this answer whatever happens to the copy.
-    copyToControl(platform, idem, stored)
+    platform.idempotency.recordInControl(idem.ownerId, idem.key, stored)
     return stored
   } catch (error) {
     // A handler's 4xx is an answer like any other: stored, and replayed on retry; except
@@ -176,7 +176,7 @@ function performWrite(platform: Platform, route: AnyRoute, state: RequestState, 
     if (error instanceof ApiError && error.status < 500) {
       const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
       const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }
-      copyToControl(platform, idem, record)
+      platform.idempotency.recordInControl(idem.ownerId, idem.key, record)
       return { status: error.status, body, headers: error.headers }
     }
     throw error
@@ -222,19 +222,6 @@ export function invoke(platform: Platform, route: AnyRoute, state: RequestState,
   } catch (error) {
     if (!(error instanceof ApiError)) throw error
     return problemOutcome(error, state.requestId)
-  }
-}
-
-/**
- * Copies an answer to the control database (CONTRACT §14). A write's tenant record is the
- * truth and a handler's 4xx wrote nothing, so a failure here (a full disk) must not turn an
- * answer into an error: the copy is repaired from the tenant record on the next lookup.
- */
-function copyToControl(platform: Platform, idem: { ownerId: string; key: string }, record: StoredResponse): void {
-  try {
-    platform.idempotency.recordInControl(idem.ownerId, idem.key, record)
-  } catch (error) {
-    platform.log(`idempotency record for owner ${idem.ownerId} not copied to control.db (the owner's file keeps it): ${String(error)}`)
   }
 }
 

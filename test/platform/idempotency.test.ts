@@ -264,6 +264,22 @@ describe('what is stored', () => {
 })
 
 describe('exactly once', () => {
+  test('the control copy follows the response without being asked: concurrent answers all reach control.db, byte for byte', async () => {
+    const keys = Array.from({ length: 20 }, (_, n) => uniqueKey(`copy-${n}`))
+    const answers = await Promise.all(keys.map((key, n) => post(key, { name: `Copy ${n}`, amount: n })))
+    const copied = () => {
+      const db = openFile(server.dataDir, 'control.db', true)
+      try {
+        const select = db.query<{ body: string }, [string, string]>('SELECT body FROM idempotency_records WHERE owner_id = ? AND key = ?')
+        return keys.map((key) => select.get(owner.id, key)?.body)
+      } finally {
+        db.close()
+      }
+    }
+    for (let waited = 0; copied().includes(undefined) && waited < 2000; waited += 10) await sleep(10)
+    expect(copied()).toEqual(answers.map((answer) => answer.text))
+  })
+
   test('the write records its key in the tenant file in the same transaction', async () => {
     const key = uniqueKey('tenant-record')
     const res = await post(key, { name: 'Recorded', amount: 1 })
@@ -289,6 +305,8 @@ describe('exactly once', () => {
     expect(first.status).toBe(201)
     const rows = tenantProfileRows(owner.id)
 
+    // The copy is written just after the response; write it now, then lose it.
+    server.platform.idempotency.copyNow()
     const control = openFile(server.dataDir, 'control.db')
     try {
       const deleted = control.query('DELETE FROM idempotency_records WHERE owner_id = ? AND key = ?').run(owner.id, key)
@@ -309,7 +327,8 @@ describe('exactly once', () => {
     const key = uniqueKey('expired')
     const first = await post(key, { name: 'Old', amount: 1 })
     expect(first.status).toBe(201)
-    // Age both records by 25 hours (the TTL is 24 h by default).
+    // Age both records by 25 hours (the TTL is 24 h by default), the control copy written first.
+    server.platform.idempotency.copyNow()
     const age = 25 * 3_600_000
     for (const [file, table] of [
       ['control.db', 'idempotency_records'],

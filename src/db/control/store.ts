@@ -152,6 +152,13 @@ export class ControlStore {
     this.responses.save.run({ ownerId, key, ...response })
   }
 
+  /** Several responses in one transaction (one commit for the copies of many requests). */
+  saveResponses(copies: { ownerId: string; key: string; response: StoredResponse }[]): void {
+    this.db.transaction(() => {
+      for (const { ownerId, key, response } of copies) this.saveResponse(ownerId, key, response)
+    })
+  }
+
   purgeResponses(olderThan: number): void {
     this.db.delete(idempotencyRecords).where(lt(idempotencyRecords.createdAt, olderThan)).run()
   }
