@@ -35,7 +35,16 @@ export function createPlatform(config: Config, log: (message: string) => void = 
   const tenants = new TenantRegistry(
     config.dataDir,
     config.tenantCacheSize,
-    (tenant) => idempotency.purge([tenant]),
+    // After the request that opened the file: its first answer need not wait for housekeeping.
+    (tenant) =>
+      setImmediate(() => {
+        if (tenant.closed) return
+        try {
+          idempotency.purgeTenant(tenant)
+        } catch (error) {
+          platform.log(`idempotency purge of owner ${tenant.ownerId} failed: ${String(error)}`)
+        }
+      }),
     config.tombstoneRetentionDays * 86_400_000,
   )
   const platform: Platform = {

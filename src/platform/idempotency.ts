@@ -129,6 +129,11 @@ export class IdempotencyStore {
     }
   }
 
+  /** Drops one owner's expired records (when its file opens: the periodic purge sees open files only). */
+  purgeTenant(tenant: Tenant): void {
+    tenant.purgeAppliedRequests(this.now() - this.ttlMs)
+  }
+
   purge(tenants: Tenant[]): void {
     this.copyNow()
     const cutoff = this.now() - this.ttlMs

@@ -323,6 +323,30 @@ describe('exactly once', () => {
     expect(fixture.items.runs).toBe(runs + 1)
   })
 
+  test("an owner file's expired records are dropped soon after the file is opened again, without delaying that request", async () => {
+    const key = uniqueKey('purged-on-open')
+    expect((await post(key, { name: 'Old', amount: 1 })).status).toBe(201)
+    server.platform.tenants.evict(owner.id)
+    const count = () => {
+      const db = openFile(server.dataDir, `tenants/${owner.id}.db`)
+      try {
+        return Number(db.query<{ n: number }, [string]>('SELECT count(*) AS n FROM applied_requests WHERE key = ?').get(key)?.n)
+      } finally {
+        db.close()
+      }
+    }
+    const db = openFile(server.dataDir, `tenants/${owner.id}.db`)
+    try {
+      db.query('UPDATE applied_requests SET created_at = created_at - ? WHERE key = ?').run(25 * 3_600_000, key)
+    } finally {
+      db.close()
+    }
+    expect(count()).toBe(1)
+    expect((await server.request('GET', '/v1/accounts', { key: owner.key })).status).toBe(200)
+    for (let waited = 0; count() > 0 && waited < 2000; waited += 10) await sleep(10)
+    expect(count()).toBe(0)
+  })
+
   test('a key whose stored response has expired (past IDEMPOTENCY_TTL_HOURS) is fresh again', async () => {
     const key = uniqueKey('expired')
     const first = await post(key, { name: 'Old', amount: 1 })

@@ -17,6 +17,7 @@ const DEFAULT_TOMBSTONE_RETENTION_MS = 400 * 86_400_000
 export class Tenant {
   readonly db: TenantDrizzle
   private readonly memo = new Map<object, unknown>()
+  private isClosed = false
 
   constructor(
     readonly ownerId: string,
@@ -61,8 +62,13 @@ export class Tenant {
    * until the garbage collector happens to free the statements.
    */
   close(): void {
+    this.isClosed = true
     this.memo.clear()
     this.sqlite.close(true)
+  }
+
+  get closed(): boolean {
+    return this.isClosed
   }
 }
 

@@ -1,5 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm'
-import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
+import { lazyStatements } from '../../db/statements.ts'
+import type { Tenant } from '../../db/tenant/registry.ts'
 import { accounts } from '../../db/tenant/schema.ts'
 import { moneyJson } from '../../platform/money.ts'
 import type { AccountOut } from './model.ts'
@@ -10,32 +11,31 @@ const after = sql`(${accounts.createdAt}, ${accounts.id}) > (${sql.placeholder('
 const activeOnly = eq(accounts.isArchived, false)
 
 /** Prepared once per open tenant file. */
-const statements = (db: TenantDrizzle) => ({
-  byId: db
-    .select()
-    .from(accounts)
-    .where(eq(accounts.id, sql.placeholder('id')))
-    .prepare(),
-  byExternalId: db
-    .select()
-    .from(accounts)
-    .where(eq(accounts.externalId, sql.placeholder('externalId')))
-    .prepare(),
-  firstPage: db.select().from(accounts).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),
-  nextPage: db.select().from(accounts).where(after).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),
-  firstActivePage: db.select().from(accounts).where(activeOnly).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),
-  nextActivePage: db
-    .select()
-    .from(accounts)
-    .where(and(activeOnly, after))
-    .orderBy(asc(accounts.createdAt), asc(accounts.id))
-    .limit(sql.placeholder('limit'))
-    .prepare(),
-  setBalance: db
-    .update(accounts)
-    .set({ balance: sql`${sql.placeholder('balance')}` })
-    .where(eq(accounts.id, sql.placeholder('id')))
-    .prepare(),
+const statements = lazyStatements({
+  byId: (db) =>
+    db
+      .select()
+      .from(accounts)
+      .where(eq(accounts.id, sql.placeholder('id')))
+      .prepare(),
+  byExternalId: (db) =>
+    db
+      .select()
+      .from(accounts)
+      .where(eq(accounts.externalId, sql.placeholder('externalId')))
+      .prepare(),
+  firstPage: (db) => db.select().from(accounts).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),
+  nextPage: (db) => db.select().from(accounts).where(after).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),
+  firstActivePage: (db) =>
+    db.select().from(accounts).where(activeOnly).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),
+  nextActivePage: (db) =>
+    db.select().from(accounts).where(and(activeOnly, after)).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),
+  setBalance: (db) =>
+    db
+      .update(accounts)
+      .set({ balance: sql`${sql.placeholder('balance')}` })
+      .where(eq(accounts.id, sql.placeholder('id')))
+      .prepare(),
 })
 
 export const accountQueries = (tenant: Tenant) => tenant.prepared(statements)

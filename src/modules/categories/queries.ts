@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, type SQL, sql } from 'drizzle-orm'
-import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
+import { lazyStatements } from '../../db/statements.ts'
+import type { Tenant } from '../../db/tenant/registry.ts'
 import { categories } from '../../db/tenant/schema.ts'
 import type { CategoryOut } from './model.ts'
 
@@ -9,18 +10,20 @@ export type CategoryRow = typeof categories.$inferSelect
 export type CategoryTree = Map<string, { name: string; parentId: string | null }>
 
 /** Prepared once per open tenant file. */
-const statements = (db: TenantDrizzle) => ({
-  byId: db
-    .select()
-    .from(categories)
-    .where(eq(categories.id, sql.placeholder('id')))
-    .prepare(),
-  byExternalId: db
-    .select()
-    .from(categories)
-    .where(eq(categories.externalId, sql.placeholder('externalId')))
-    .prepare(),
-  tree: db.select({ id: categories.id, name: categories.name, parentId: categories.parentId }).from(categories).prepare(),
+const statements = lazyStatements({
+  byId: (db) =>
+    db
+      .select()
+      .from(categories)
+      .where(eq(categories.id, sql.placeholder('id')))
+      .prepare(),
+  byExternalId: (db) =>
+    db
+      .select()
+      .from(categories)
+      .where(eq(categories.externalId, sql.placeholder('externalId')))
+      .prepare(),
+  tree: (db) => db.select({ id: categories.id, name: categories.name, parentId: categories.parentId }).from(categories).prepare(),
 })
 
 export const categoryQueries = (tenant: Tenant) => tenant.prepared(statements)

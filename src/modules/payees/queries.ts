@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, sql } from 'drizzle-orm'
-import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
+import { lazyStatements } from '../../db/statements.ts'
+import type { Tenant } from '../../db/tenant/registry.ts'
 import { payeeAliases, payees } from '../../db/tenant/schema.ts'
 import { addUnits, moneyJson } from '../../platform/money.ts'
 import type { PayeeOut } from './model.ts'
@@ -11,63 +12,73 @@ const after = sql`(${payees.createdAt}, ${payees.id}) > (${sql.placeholder('crea
 const matches = sql`instr(${payees.searchText}, ${sql.placeholder('q')}) > 0`
 const listOrder = [asc(payees.createdAt), asc(payees.id)]
 
-const statements = (db: TenantDrizzle) => ({
-  byId: db
-    .select()
-    .from(payees)
-    .where(eq(payees.id, sql.placeholder('id')))
-    .prepare(),
-  byExternalId: db
-    .select()
-    .from(payees)
-    .where(eq(payees.externalId, sql.placeholder('externalId')))
-    .prepare(),
-  byNormalizedName: db
-    .select()
-    .from(payees)
-    .where(eq(payees.normalizedName, sql.placeholder('name')))
-    .prepare(),
-  byAlias: db
-    .select({ payee: payees })
-    .from(payeeAliases)
-    .innerJoin(payees, eq(payees.id, payeeAliases.payeeId))
-    .where(eq(payeeAliases.normalizedAlias, sql.placeholder('alias')))
-    .orderBy(asc(payees.createdAt), asc(payees.id))
-    .limit(1)
-    .prepare(),
-  firstPage: db
-    .select()
-    .from(payees)
-    .orderBy(...listOrder)
-    .limit(sql.placeholder('limit'))
-    .prepare(),
-  nextPage: db
-    .select()
-    .from(payees)
-    .where(after)
-    .orderBy(...listOrder)
-    .limit(sql.placeholder('limit'))
-    .prepare(),
-  firstMatchPage: db
-    .select()
-    .from(payees)
-    .where(matches)
-    .orderBy(...listOrder)
-    .limit(sql.placeholder('limit'))
-    .prepare(),
-  nextMatchPage: db
-    .select()
-    .from(payees)
-    .where(and(matches, after))
-    .orderBy(...listOrder)
-    .limit(sql.placeholder('limit'))
-    .prepare(),
-  mostUsed: db.select().from(payees).orderBy(desc(payees.transactionCount), asc(payees.createdAt), asc(payees.id)).limit(sql.placeholder('limit')).prepare(),
-  setStats: db
-    .update(payees)
-    .set({ transactionCount: sql`${sql.placeholder('count')}`, totalSpent: sql`${sql.placeholder('spent')}` })
-    .where(eq(payees.id, sql.placeholder('id')))
-    .prepare(),
+const statements = lazyStatements({
+  byId: (db) =>
+    db
+      .select()
+      .from(payees)
+      .where(eq(payees.id, sql.placeholder('id')))
+      .prepare(),
+  byExternalId: (db) =>
+    db
+      .select()
+      .from(payees)
+      .where(eq(payees.externalId, sql.placeholder('externalId')))
+      .prepare(),
+  byNormalizedName: (db) =>
+    db
+      .select()
+      .from(payees)
+      .where(eq(payees.normalizedName, sql.placeholder('name')))
+      .prepare(),
+  byAlias: (db) =>
+    db
+      .select({ payee: payees })
+      .from(payeeAliases)
+      .innerJoin(payees, eq(payees.id, payeeAliases.payeeId))
+      .where(eq(payeeAliases.normalizedAlias, sql.placeholder('alias')))
+      .orderBy(asc(payees.createdAt), asc(payees.id))
+      .limit(1)
+      .prepare(),
+  firstPage: (db) =>
+    db
+      .select()
+      .from(payees)
+      .orderBy(...listOrder)
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+  nextPage: (db) =>
+    db
+      .select()
+      .from(payees)
+      .where(after)
+      .orderBy(...listOrder)
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+  firstMatchPage: (db) =>
+    db
+      .select()
+      .from(payees)
+      .where(matches)
+      .orderBy(...listOrder)
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+  nextMatchPage: (db) =>
+    db
+      .select()
+      .from(payees)
+      .where(and(matches, after))
+      .orderBy(...listOrder)
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+  mostUsed: (db) =>
+    db.select().from(payees).orderBy(desc(payees.transactionCount), asc(payees.createdAt), asc(payees.id)).limit(sql.placeholder('limit')).prepare(),
+  setStats: (db) =>
+    db
+      .update(payees)
+      .set({ transactionCount: sql`${sql.placeholder('count')}`, totalSpent: sql`${sql.placeholder('spent')}` })
+      .where(eq(payees.id, sql.placeholder('id')))
+      .prepare(),
 })
 
 export const payeeQueries = (tenant: Tenant) => tenant.prepared(statements)

@@ -1,5 +1,5 @@
 import { and, desc, eq, getTableColumns, gte, lte, type SQL, sql } from 'drizzle-orm'
-import { placeholders } from '../../db/statements.ts'
+import { placeholders, lazyStatements } from '../../db/statements.ts'
 import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
 import { categories, transactions } from '../../db/tenant/schema.ts'
 import { moneyJson } from '../../platform/money.ts'
@@ -19,29 +19,33 @@ const selectView = (db: TenantDrizzle) =>
 const ROW_FIELDS = Object.keys(getTableColumns(transactions)) as (keyof TransactionRow & string)[]
 const CHANGEABLE_FIELDS = ROW_FIELDS.filter((field) => field !== 'id')
 
-const statements = (db: TenantDrizzle) => ({
-  insert: db.insert(transactions).values(placeholders(transactions, ROW_FIELDS)).prepare(),
-  update: db
-    .update(transactions)
-    // drizzle binds placeholders in SET (with each column's encoding) though its types omit them.
-    .set(placeholders(transactions, CHANGEABLE_FIELDS) as unknown as Partial<TransactionRow>)
-    .where(eq(transactions.id, sql.placeholder('id')))
-    .prepare(),
-  byId: selectView(db)
-    .where(eq(transactions.id, sql.placeholder('id')))
-    .prepare(),
-  rowById: db
-    .select()
-    .from(transactions)
-    .where(eq(transactions.id, sql.placeholder('id')))
-    .prepare(),
-  byExternalId: db
-    .select()
-    .from(transactions)
-    .where(eq(transactions.externalId, sql.placeholder('externalId')))
-    .prepare(),
+const statements = lazyStatements({
+  insert: (db) => db.insert(transactions).values(placeholders(transactions, ROW_FIELDS)).prepare(),
+  update: (db) =>
+    db
+      .update(transactions)
+      // drizzle binds placeholders in SET (with each column's encoding) though its types omit them.
+      .set(placeholders(transactions, CHANGEABLE_FIELDS) as unknown as Partial<TransactionRow>)
+      .where(eq(transactions.id, sql.placeholder('id')))
+      .prepare(),
+  byId: (db) =>
+    selectView(db)
+      .where(eq(transactions.id, sql.placeholder('id')))
+      .prepare(),
+  rowById: (db) =>
+    db
+      .select()
+      .from(transactions)
+      .where(eq(transactions.id, sql.placeholder('id')))
+      .prepare(),
+  byExternalId: (db) =>
+    db
+      .select()
+      .from(transactions)
+      .where(eq(transactions.externalId, sql.placeholder('externalId')))
+      .prepare(),
   /** List statements by filter shape, built on first use. */
-  lists: new Map<string, ReturnType<typeof buildList>>(),
+  lists: () => new Map<string, ReturnType<typeof buildList>>(),
 })
 
 const txnQueries = (tenant: Tenant) => tenant.prepared(statements)
