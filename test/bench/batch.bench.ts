@@ -1,6 +1,6 @@
 import type { Benchmark } from './benchmark.ts'
 import { postOnce } from './keyed-load.ts'
-import { Cleanup, fmt, settings, startPfinWithOwner } from './support.ts'
+import { Cleanup, fmt, settings, startPfinWithOwner, median } from './support.ts'
 
 /**
  * Importing 500 transactions (issue 8): one `POST /v1/transactions/batch` of 500 items against
@@ -65,12 +65,6 @@ async function viaSingles(url: string, key: string, rows: Record<string, unknown
     if (res.status !== 201) throw new Error(`upsert ${n} answered ${res.status}: ${res.text.slice(0, 300)}`)
   }
   return { ms: performance.now() - started, requests: ITEMS }
-}
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
 }
 
 export const benchmark: Benchmark = {

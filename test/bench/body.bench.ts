@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { Benchmark } from './benchmark.ts'
-import { Cleanup, fmt, type Service, settings, spawnServer, startPfinWithOwner } from './support.ts'
+import { Cleanup, fmt, type Service, settings, spawnServer, startPfinWithOwner, median } from './support.ts'
 
 /**
  * Hostile request bodies (issue 7 §3, CONTRACT §14): pfin answering 1 MiB bodies of the shapes
@@ -97,12 +97,6 @@ async function sample(service: Service, key: string, body: string, requests = RE
   }
   const cpuAfter = cpuMs(service.proc.pid)
   return { ms: median(times), cpu: cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / requests, statuses }
-}
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
 }
 
 /** The least-squares slope of log(time) against log(size): 1 for linear growth, 2 for quadratic. */

@@ -2,8 +2,8 @@ import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { encodeFeedCursor } from '../../src/modules/changes/feed.ts'
 import type { Benchmark } from './benchmark.ts'
-import { postOnce } from './keyed-load.ts'
-import { Cleanup, describe, fmt, type LoadResult, load, makeOwnerAndKey, type Service, settings, startPfin, tempDir, warm } from './support.ts'
+import { getOnce, postOnce } from './keyed-load.ts'
+import { Cleanup, describe, fmt, type LoadResult, load, makeOwnerAndKey, settings, startPfin, tempDir, warm } from './support.ts'
 
 /**
  * `GET /v1/changes?limit=500` (the first page of a full sync) for an owner with 10,000 changes
@@ -94,14 +94,6 @@ function seed(path: string, owner: Owner): { seconds: number; changes: number } 
   }
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the API's JSON is read freely
-async function getPage(pfin: Service, key: string, query: string): Promise<any> {
-  const response = await fetch(`${pfin.url}/v1/changes?${query}`, { headers: { authorization: `Bearer ${key}` } })
-  const text = await response.text()
-  if (response.status !== 200) throw new Error(`GET /v1/changes?${query} answered ${response.status}: ${text}`)
-  return JSON.parse(text)
-}
-
 export const benchmark: Benchmark = {
   name: 'changes',
   description: `GET /v1/changes?limit=${PAGE} (first page of a full sync) at 10k and 100k changes, 1 connection; target p50 ratio 100k/10k ≤ ${TARGET}`,
@@ -143,7 +135,7 @@ export const benchmark: Benchmark = {
       })
       for (const variant of variants) {
         for (const owner of owners) {
-          const page = await getPage(pfin, owner.key, variant.query(owner))
+          const page = await getOnce(pfin.url, owner.key, `/v1/changes?${variant.query(owner)}`)
           const full = variant.name !== 'resources=payees'
           if ((full && (page.data.length !== PAGE || page.hasMore !== true)) || (!full && page.data.length !== owner.payees.length)) {
             throw new Error(`${variant.name} (${owner.label}): ${page.data.length} changes, hasMore ${page.hasMore}`)

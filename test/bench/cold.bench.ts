@@ -2,7 +2,7 @@ import { readdirSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import type { Benchmark } from './benchmark.ts'
-import { Cleanup, fmt, ROOT, settings, tempDir, UNLIMITED } from './support.ts'
+import { Cleanup, fmt, ROOT, settings, tempDir, UNLIMITED, median } from './support.ts'
 
 /**
  * Cold start (issue 11): from spawn to the first 200 on `GET /healthz`, polled from this
@@ -88,12 +88,6 @@ async function coldStart(variant: Variant, cleanup: Cleanup): Promise<number> {
     await proc.exited
     cleanup.dir(dataDir)
   }
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
 }
 
 export const benchmark: Benchmark = {

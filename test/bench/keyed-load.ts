@@ -231,3 +231,12 @@ export async function postOnce(baseUrl: string, apiKey: string, path: string, bo
   if (response.status < 200 || response.status > 299) throw new Error(`POST ${path} answered ${response.status}: ${text}`)
   return JSON.parse(text).data
 }
+
+/** One GET; throws unless the answer is 200. Returns the whole JSON body. */
+// biome-ignore lint/suspicious/noExplicitAny: fixtures read the API's JSON freely
+export async function getOnce(baseUrl: string, apiKey: string, path: string): Promise<any> {
+  const response = await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${apiKey}` } })
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}: ${text}`)
+  return JSON.parse(text)
+}

@@ -2,8 +2,8 @@ import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { encodeCursor } from '../../src/platform/pagination.ts'
 import type { Benchmark } from './benchmark.ts'
-import { postOnce } from './keyed-load.ts'
-import { Cleanup, describe, fmt, type LoadResult, load, makeOwnerAndKey, type Service, settings, startPfin, tempDir, warm } from './support.ts'
+import { getOnce, postOnce } from './keyed-load.ts'
+import { Cleanup, describe, fmt, type LoadResult, load, makeOwnerAndKey, settings, startPfin, tempDir, warm } from './support.ts'
 
 /**
  * `GET /v1/transactions?limit=50` (the newest 50) for an owner with 10,000 transactions and
@@ -162,14 +162,6 @@ function seed(path: string, owner: Owner, count: number): SeedResult {
   }
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the API's JSON is read freely
-async function getPage(pfin: Service, key: string, query: string): Promise<any> {
-  const response = await fetch(`${pfin.url}/v1/transactions?${query}`, { headers: { authorization: `Bearer ${key}` } })
-  const text = await response.text()
-  if (response.status !== 200) throw new Error(`GET /v1/transactions?${query} answered ${response.status}: ${text}`)
-  return JSON.parse(text)
-}
-
 export const benchmark: Benchmark = {
   name: 'list',
   description: `GET /v1/transactions?limit=50 (newest 50) at 10k and 1M transactions, 1 connection; target p50 ratio 1M/10k ≤ ${TARGET}`,
@@ -221,7 +213,7 @@ export const benchmark: Benchmark = {
       // Check every page, then warm every one of them first, so no run pays for the server's JIT or a cold file.
       for (const variant of variants) {
         for (const owner of owners) {
-          const page = await getPage(pfin, owner.key, variant.query(owner))
+          const page = await getOnce(pfin.url, owner.key, `/v1/transactions?${variant.query(owner)}`)
           if (page.data.length !== 50 || page.hasMore !== true)
             throw new Error(`${variant.name} (${owner.label}): ${page.data.length} items, hasMore ${page.hasMore}`)
           if (variant.name === 'newest 50' && page.data[0].id !== seeded.get(owner)?.newestId)

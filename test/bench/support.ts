@@ -29,6 +29,13 @@ export const settings = {
   tool: (process.env.BENCH_TOOL ?? (Bun.which('wrk') ? 'wrk' : 'autocannon')) as 'wrk' | 'autocannon',
 }
 
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+}
+
 export function tempDir(prefix = 'pfin-bench-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
 }

@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { newId } from '../../src/platform/ids.ts'
 import type { Benchmark } from './benchmark.ts'
-import { Cleanup, fmt, makeOwnerAndKey, type Service, spawnServer, startPfin, tempDir } from './support.ts'
+import { Cleanup, fmt, makeOwnerAndKey, type Service, spawnServer, startPfin, tempDir, median } from './support.ts'
 
 /**
  * A never-seen owner's first request (issue 11): `GET /v1/transactions?limit=50` for an owner
@@ -61,12 +61,6 @@ async function timed(url: string, headers: Record<string, string> = {}): Promise
   const ms = performance.now() - started
   if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${text}`)
   return { ms, items: (JSON.parse(text) as { data: unknown[] }).data.length }
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
 }
 
 export const benchmark: Benchmark = {
