@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { adminJson, cleanup, processEnv, startServer as startProcessServer, tempDir, withDb } from '../reliability/processes.ts'
+import { adminJson, cleanup, killSoon, processEnv, startServer as startProcessServer, tempDir, withDb } from '../reliability/processes.ts'
 
 /**
  * Issue 3 §6 / CONTRACT §8: exactly once, even after `kill -9`. The real server runs as its own
@@ -110,13 +110,10 @@ test('SIGKILL during a burst of idempotent creates: after restart and retries, e
         } else throw new Error(`request ${req.i}: ${outcome.status} ${outcome.text}`)
         done++
         if (killAfter !== undefined && done >= killAfter && !killing) {
-          // kill at a random moment shortly after, so it lands inside some request's write
           killing = true
-          const proc = server.proc
-          setTimeout(() => {
+          killSoon(server, () => {
             killed = true
-            proc.kill('SIGKILL')
-          }, Math.random() * 4)
+          })
         }
       }
     }

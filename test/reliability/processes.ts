@@ -150,6 +150,18 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   }
 }
 
+/**
+ * SIGKILLs the server at a random moment in the next few milliseconds, so that the kill lands
+ * inside some request's write rather than between requests; `onKill` runs just before.
+ */
+export function killSoon(server: ServerProcess, onKill: () => void): void {
+  const proc = server.proc
+  setTimeout(() => {
+    onKill()
+    proc.kill('SIGKILL')
+  }, Math.random() * 4)
+}
+
 export interface GroupServer {
   /** The `bun run start` wrapper: its pid is also the process group id. */
   child: ChildProcess
