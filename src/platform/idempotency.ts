@@ -59,7 +59,6 @@ export class IdempotencyStore {
   private readonly inFlight = new Map<string, symbol>()
   /** Committed answers not yet copied to the control database, by owner and key. */
   private readonly uncopied = new Map<string, Copy>()
-  private copyScheduled = false
 
   constructor(
     private readonly control: ControlStore,
@@ -110,15 +109,13 @@ export class IdempotencyStore {
    * tenant record on the next lookup of its key.
    */
   recordInControl(ownerId: string, key: string, response: StoredResponse): void {
+    // The first copy of a turn schedules the write; the others join it.
+    if (this.uncopied.size === 0) setImmediate(() => this.copyNow())
     this.uncopied.set(`${ownerId}\n${key}`, { ownerId, key, response })
-    if (this.copyScheduled) return
-    this.copyScheduled = true
-    setImmediate(() => this.copyNow())
   }
 
   /** Writes the queued copies, in one control transaction. Also called at shutdown. */
   copyNow(): void {
-    this.copyScheduled = false
     if (this.uncopied.size === 0) return
     const copies = [...this.uncopied.values()]
     this.uncopied.clear()
@@ -135,7 +132,6 @@ export class IdempotencyStore {
   }
 
   purge(tenants: Tenant[]): void {
-    this.copyNow()
     const cutoff = this.now() - this.ttlMs
     this.control.purgeResponses(cutoff)
     for (const tenant of tenants) tenant.purgeAppliedRequests(cutoff)
