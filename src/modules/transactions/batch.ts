@@ -5,10 +5,9 @@ import { assertValid, compile, fieldProblem } from '../../platform/validation.ts
 import { hasTransactionTombstone, lastSeq } from '../changes/feed.ts'
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
 import { TransactionUpsert } from './model.ts'
-import type { TransactionRow } from './queries.ts'
-import { toTransaction } from './queries.ts'
+import { type TransactionRow, toTransaction } from './queries.ts'
 import { References } from './references.ts'
-import { type BatchScope, createTransaction, Effects, updateTransaction } from './service.ts'
+import { createTransaction, Effects, updateTransaction, type WriteScope } from './service.ts'
 
 /**
  * Batch import (CONTRACT §16). Every item is an ordinary transaction upsert, run by the same
@@ -86,7 +85,7 @@ interface Applied {
  * and, outside a dry run, its effect on balances and payee totals joins the batch's, written
  * once for the whole batch. `unchanged` when it wrote nothing.
  */
-function applyItem(tenant: Tenant, country: string | null, item: Item, skipDeleted: boolean, batch: BatchScope): Applied {
+function applyItem(tenant: Tenant, country: string | null, item: Item, skipDeleted: boolean, batch: WriteScope): Applied {
   const externalId = item.externalId.trim()
   const existing = batch.refs.transactionByExternalId(externalId)
   if (!existing) {

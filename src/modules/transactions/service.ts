@@ -12,7 +12,6 @@ import { adjustPayeeStats } from '../payees/queries.ts'
 import type { TransactionListInput, TransactionUpdateInput } from './model.ts'
 import {
   findTransaction,
-  findTransactionByExternalId,
   findTransactionView,
   insertTransaction,
   type ListFilter,
@@ -184,25 +183,26 @@ const BLANK: Draft = {
 }
 
 /**
- * What the items of one batch import share: the rows they have read, and, unless each item
- * must apply its own effect (a dry run, which reports range errors per item), the sum of their
- * effects on balances and payee totals, for the caller to apply once for all.
+ * What the writes of one database transaction share: the rows they have read (an upsert's
+ * externalId lookup, a batch's accounts and payees), and, for a batch import outside a dry run
+ * (which reports range errors per item), the sum of their effects on balances and payee totals,
+ * for the caller to apply once for all. Without `effects` each write applies its own.
  */
-export interface BatchScope {
+export interface WriteScope {
   refs: References
   effects?: Effects
 }
 
-/** Records a transaction and applies its effect, or adds the effect to the batch's. */
-export function createTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput, batch?: BatchScope): TransactionRow {
+/** Records a transaction and applies its effect, or adds the effect to the scope's. */
+export function createTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput, scope?: WriteScope): TransactionRow {
   return tenant.write(() => {
-    const refs = batch?.refs ?? new References(tenant, country)
+    const refs = scope?.refs ?? new References(tenant, country)
     const draft = resolveDraft(refs, body, BLANK)
     const row: TransactionRow = { ...draft, id: newId('txn'), createdAt: Date.now() }
     insertTransaction(tenant, row)
     refs.stored(row)
-    const effects = (batch?.effects ?? new Effects()).add(row, 1n)
-    if (!batch?.effects) effects.apply(tenant)
+    const effects = (scope?.effects ?? new Effects()).add(row, 1n)
+    if (!scope?.effects) effects.apply(tenant)
     return row
   })
 }
@@ -213,19 +213,19 @@ export function updateTransaction(
   country: string | null,
   id: string,
   body: TransactionUpdateInput,
-  batch?: BatchScope,
+  scope?: WriteScope,
   known?: TransactionRow,
 ): TransactionRow {
   return tenant.write(() => {
     const current = known ?? findTransaction(tenant, id)
     if (!current) throw notFound('Transaction', id)
-    const refs = batch?.refs ?? new References(tenant, country)
+    const refs = scope?.refs ?? new References(tenant, country)
     const { id: _id, createdAt, ...draft } = current
     const next: TransactionRow = { ...resolveDraft(refs, body, draft, id), id, createdAt }
     replaceTransaction(tenant, next)
     refs.stored(next, current)
-    const effects = (batch?.effects ?? new Effects()).add(current, -1n).add(next, 1n)
-    if (!batch?.effects) effects.apply(tenant)
+    const effects = (scope?.effects ?? new Effects()).add(current, -1n).add(next, 1n)
+    if (!scope?.effects) effects.apply(tenant)
     return next
   })
 }
@@ -242,9 +242,11 @@ export function deleteTransaction(tenant: Tenant, id: string): TransactionView {
 
 export function upsertTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput & { externalId: string }) {
   return tenant.write(() => {
-    const existing = findTransactionByExternalId(tenant, body.externalId.trim())
-    if (!existing) return { created: true, row: createTransaction(tenant, country, body) }
-    return { created: false, row: updateTransaction(tenant, country, existing.id, body, undefined, existing) }
+    // The lookup here is the one the body's externalId check then reuses.
+    const refs = new References(tenant, country)
+    const existing = refs.transactionByExternalId(body.externalId.trim())
+    if (!existing) return { created: true, row: createTransaction(tenant, country, body, { refs }) }
+    return { created: false, row: updateTransaction(tenant, country, existing.id, body, { refs }, existing) }
   })
 }
 
