@@ -33,12 +33,25 @@ export function readMoney(holder: object, key: string, field = key): Units {
 }
 
 export function formatUnits(units: Units): string {
-  const negative = units < 0n
-  const abs = negative ? -units : units
-  const whole = abs / UNIT
-  const fraction = (abs % UNIT).toString().padStart(SCALE, '0').replace(/0+$/, '')
-  return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`
+  return decimalOfUnits(units.toString())
 }
+
+/**
+ * The decimal text of a count of 10⁻⁸ units written as an integer ("-123400000" → "-1.234"),
+ * by moving the point in the digits: no bigint arithmetic, and exact at any size.
+ */
+export function decimalOfUnits(integer: string): string {
+  const negative = integer.charCodeAt(0) === MINUS
+  const digits = (negative ? integer.slice(1) : integer).padStart(SCALE + 1, '0')
+  const point = digits.length - SCALE
+  let end = digits.length
+  while (end > point && digits.charCodeAt(end - 1) === ZERO) end--
+  const whole = digits.slice(0, point)
+  return `${negative ? '-' : ''}${end > point ? `${whole}.${digits.slice(point, end)}` : whole}`
+}
+
+const MINUS = 0x2d
+const ZERO = 0x30
 
 /** A money value for a response body: serialised verbatim by JSON.stringify, never through a double. */
 export function moneyJson(units: Units): number {

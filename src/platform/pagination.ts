@@ -27,14 +27,24 @@ export function decodeCursor(cursor: string | undefined, shape: string): CursorK
   return key as CursorKey
 }
 
-/** Cuts one extra row off a page fetched with `limit + 1` and builds the envelope. */
-export function page<Row, Item>(rows: Row[], limit: number, keyOf: (row: Row) => CursorKey, toItem: (row: Row) => Item) {
+/** Cuts one extra row off a page fetched with `limit + 1`: the rows to show and the cursor after them. */
+function cut<Row>(rows: Row[], limit: number, keyOf: (row: Row) => CursorKey) {
   const hasMore = rows.length > limit
   const pageRows = hasMore ? rows.slice(0, limit) : rows
   const last = pageRows[pageRows.length - 1]
-  return {
-    data: pageRows.map(toItem),
-    nextCursor: hasMore && last !== undefined ? encodeCursor(keyOf(last)) : null,
-    hasMore,
-  }
+  return { pageRows, nextCursor: hasMore && last !== undefined ? encodeCursor(keyOf(last)) : null, hasMore }
+}
+
+/** The envelope of a page fetched with `limit + 1`. */
+export function page<Row, Item>(rows: Row[], limit: number, keyOf: (row: Row) => CursorKey, toItem: (row: Row) => Item) {
+  const { pageRows, nextCursor, hasMore } = cut(rows, limit, keyOf)
+  return { data: pageRows.map(toItem), nextCursor, hasMore }
+}
+
+/** The same envelope as JSON text, each item written by `itemJson`: what `JSON.stringify(page(…))` gives. */
+export function pageJson<Row>(rows: Row[], limit: number, keyOf: (row: Row) => CursorKey, itemJson: (row: Row) => string): string {
+  const { pageRows, nextCursor, hasMore } = cut(rows, limit, keyOf)
+  let data = ''
+  for (const row of pageRows) data += data === '' ? itemJson(row) : `,${itemJson(row)}`
+  return `{"data":[${data}],"nextCursor":${nextCursor === null ? 'null' : JSON.stringify(nextCursor)},"hasMore":${hasMore}}`
 }

@@ -23,16 +23,17 @@ export interface HandlerInput<B, Q, P> {
   requestId: string
 }
 
-export interface Reply<T> {
+/**
+ * A handler's answer: the body as a value, or already as JSON text (`serialized`: a reply the
+ * handler keeps ready, or a page written in one pass), or both, when they must be equal.
+ */
+export type Reply<T> = {
   status: number
-  body: T
   /** Sets the `Location` header (201 responses). */
   location?: string
-  /** `body` already serialized, for a reply the handler keeps ready; must equal `JSON.stringify(body)`. */
-  serialized?: string
   /** Extra response headers (reads only: a write's stored answer keeps status, body and Location). */
   headers?: Record<string, string>
-}
+} & ({ body: T; serialized?: string } | { body?: undefined; serialized: string })
 
 export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | undefined, P extends TSchema | undefined, R extends TSchema> {
   method: Method

@@ -2,7 +2,7 @@ import { and, desc, eq, getTableColumns, gte, lte, type SQL, sql } from 'drizzle
 import { placeholders, lazyStatements } from '../../db/statements.ts'
 import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
 import { categories, transactions } from '../../db/tenant/schema.ts'
-import { moneyJson } from '../../platform/money.ts'
+import { decimalOfUnits, moneyJson } from '../../platform/money.ts'
 import type { TransactionOut } from './model.ts'
 
 export type TransactionRow = typeof transactions.$inferSelect
@@ -45,7 +45,8 @@ const statements = lazyStatements({
       .where(eq(transactions.externalId, sql.placeholder('externalId')))
       .prepare(),
   /** List statements by filter shape, built on first use. */
-  lists: () => new Map<string, ReturnType<typeof buildList>>(),
+  viewLists: () => new Map<string, ReturnType<typeof buildViewList>>(),
+  pageLists: () => new Map<string, ReturnType<typeof buildPageList>>(),
 })
 
 const txnQueries = (tenant: Tenant) => tenant.prepared(statements)
@@ -73,7 +74,51 @@ export interface ListFilter {
   cursor?: boolean
 }
 
-function buildList(db: TenantDrizzle, filter: ListFilter) {
+/**
+ * A list page's columns, in the order `transactionJson` writes them. Money comes back as the
+ * integer's decimal text, so a page is written without a bigint or an object per row.
+ */
+const pageColumns = {
+  id: transactions.id,
+  externalId: transactions.externalId,
+  accountId: transactions.accountId,
+  categoryId: transactions.categoryId,
+  payeeId: transactions.payeeId,
+  amount: sql<string>`CAST(${transactions.amount} AS TEXT)`,
+  date: transactions.date,
+  note: transactions.note,
+  time: transactions.time,
+  isTransfer: transactions.isTransfer,
+  transferToAccountId: transactions.transferToAccountId,
+  destinationAmount: sql<string | null>`CAST(${transactions.destinationAmount} AS TEXT)`,
+  exchangeRate: transactions.exchangeRate,
+  categoryType: categories.type,
+  createdAt: transactions.createdAt,
+}
+
+/** One transaction of a list page as SQLite hands it back (integers are bigints: the database reads them safely). */
+export type TransactionValues = [
+  id: string,
+  externalId: string | null,
+  accountId: string | null,
+  categoryId: string | null,
+  payeeId: string | null,
+  amount: string,
+  date: string,
+  note: string | null,
+  time: string | null,
+  isTransfer: bigint,
+  transferToAccountId: string | null,
+  destinationAmount: string | null,
+  exchangeRate: string | null,
+  categoryType: 'expense' | 'income' | null,
+  createdAt: bigint,
+]
+
+/** Positions in `TransactionValues` that the page order and its cursor read. */
+export const VALUES_AT = { id: 0, date: 6, createdAt: 14 } as const
+
+function whereOf(filter: ListFilter): SQL | undefined {
   const conditions: SQL[] = []
   if (filter.accountColumn === 'source') conditions.push(eq(transactions.accountId, sql.placeholder('accountId')))
   if (filter.accountColumn === 'destination') conditions.push(eq(transactions.transferToAccountId, sql.placeholder('accountId')))
@@ -83,23 +128,57 @@ function buildList(db: TenantDrizzle, filter: ListFilter) {
   if (filter.to) conditions.push(lte(transactions.date, sql.placeholder('to')))
   if (filter.externalId) conditions.push(eq(transactions.externalId, sql.placeholder('externalId')))
   if (filter.cursor) conditions.push(before)
-  return selectView(db)
-    .where(conditions.length ? and(...conditions) : undefined)
+  return conditions.length ? and(...conditions) : undefined
+}
+
+const buildViewList = (db: TenantDrizzle, filter: ListFilter) =>
+  selectView(db)
+    .where(whereOf(filter))
     .orderBy(...listOrder)
     .limit(sql.placeholder('limit'))
     .prepare()
+
+const buildPageList = (db: TenantDrizzle, filter: ListFilter) =>
+  db
+    .select(pageColumns)
+    .from(transactions)
+    .leftJoin(categories, eq(categories.id, transactions.categoryId))
+    .where(whereOf(filter))
+    .orderBy(...listOrder)
+    .limit(sql.placeholder('limit'))
+    .prepare()
+
+/** The prepared statement of one filter shape, built on its first use. */
+function listStatement<S>(cache: Map<string, S>, filter: ListFilter, build: (db: TenantDrizzle, filter: ListFilter) => S, db: TenantDrizzle): S {
+  const shape = JSON.stringify(filter)
+  let statement = cache.get(shape)
+  if (!statement) {
+    statement = build(db, filter)
+    cache.set(shape, statement)
+  }
+  return statement
 }
 
-/** One page of a list, newest first, using a prepared statement per filter shape. */
+/** One page of a list, newest first, as rows with their category's type. */
 export function listTransactionViews(tenant: Tenant, filter: ListFilter, values: Record<string, string | number>): TransactionView[] {
-  const q = txnQueries(tenant)
-  const shape = JSON.stringify(filter)
-  let statement = q.lists.get(shape)
-  if (!statement) {
-    statement = buildList(tenant.db, filter)
-    q.lists.set(shape, statement)
-  }
-  return statement.all(values)
+  return listStatement(txnQueries(tenant).viewLists, filter, buildViewList, tenant.db).all(values)
+}
+
+/** The same page as bare value rows, for `transactionJson`: no drizzle mapping, no objects. */
+export function listTransactionValues(tenant: Tenant, filter: ListFilter, values: Record<string, string | number>): TransactionValues[] {
+  return listStatement(txnQueries(tenant).pageLists, filter, buildPageList, tenant.db).values(values) as unknown as TransactionValues[]
+}
+
+/** A string or null as JSON. */
+const text = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value))
+
+/**
+ * A list row as the JSON text of `Transaction` (model.ts), written in one pass: on a page of
+ * 50 this costs a third of building the objects and stringifying them. `toTransaction` is the
+ * same item as an object; a test holds the two to the same bytes.
+ */
+export function transactionJson(row: TransactionValues): string {
+  return `{"id":${text(row[0])},"externalId":${text(row[1])},"accountId":${text(row[2])},"categoryId":${text(row[3])},"payeeId":${text(row[4])},"amount":${decimalOfUnits(row[5])},"date":${text(row[6])},"note":${text(row[7])},"time":${text(row[8])},"isTransfer":${row[9] === 1n},"transferToAccountId":${text(row[10])},"destinationAmount":${row[11] === null ? 'null' : decimalOfUnits(row[11])},"exchangeRate":${row[12] ?? 'null'},"hasSplits":false,"splitMode":null,"categoryType":${text(row[13])},"createdAt":${row[14]}}`
 }
 
 export function toTransaction({ txn, categoryType }: TransactionView): TransactionOut {

@@ -5,7 +5,7 @@ import { externalIdConflict, invalidReference, notFound, ruleViolation } from '.
 import { newId } from '../../platform/ids.ts'
 import { numberSource } from '../../platform/json.ts'
 import { addUnits, MAX_UNITS, multiplyByRate, readMoney, type Units } from '../../platform/money.ts'
-import { type CursorKey, decodeCursor, page } from '../../platform/pagination.ts'
+import { type CursorKey, decodeCursor, pageJson } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
 import { findAccount, setAccountBalance } from '../accounts/queries.ts'
 import { adjustPayeeStats } from '../payees/queries.ts'
@@ -15,11 +15,13 @@ import {
   findTransactionView,
   insertTransaction,
   type ListFilter,
-  listTransactionViews,
+  listTransactionValues,
   replaceTransaction,
   type TransactionRow,
+  type TransactionValues,
   type TransactionView,
-  toTransaction,
+  transactionJson,
+  VALUES_AT,
 } from './queries.ts'
 import { References } from './references.ts'
 
@@ -254,20 +256,13 @@ export function viewOf(tenant: Tenant, row: TransactionRow): TransactionView {
   return getTransactionView(tenant, row.id)
 }
 
-const sortKey = ({ txn }: TransactionView): CursorKey => [txn.date, txn.createdAt, txn.id]
-const newerFirst = (a: TransactionView, b: TransactionView) =>
-  a.txn.date !== b.txn.date
-    ? a.txn.date < b.txn.date
-      ? 1
-      : -1
-    : a.txn.createdAt !== b.txn.createdAt
-      ? b.txn.createdAt - a.txn.createdAt
-      : a.txn.id < b.txn.id
-        ? 1
-        : -1
+const { id: ID, date: DATE, createdAt: CREATED_AT } = VALUES_AT
+const sortKey = (row: TransactionValues): CursorKey => [row[DATE], Number(row[CREATED_AT]), row[ID]]
+const newerFirst = (a: TransactionValues, b: TransactionValues) =>
+  a[DATE] !== b[DATE] ? (a[DATE] < b[DATE] ? 1 : -1) : a[CREATED_AT] !== b[CREATED_AT] ? (a[CREATED_AT] < b[CREATED_AT] ? 1 : -1) : a[ID] < b[ID] ? 1 : -1
 
-/** Newest first (date, then createdAt, then id), filtered, one keyset page. */
-export function listTransactions(tenant: Tenant, query: TransactionListInput) {
+/** Newest first (date, then createdAt, then id), filtered, one keyset page, as the JSON text of the response. */
+export function listTransactionsJson(tenant: Tenant, query: TransactionListInput): string {
   const limit = query.limit ?? 50
   const after = decodeCursor(query.cursor, 'sns')
   const filter: ListFilter = {
@@ -284,14 +279,14 @@ export function listTransactions(tenant: Tenant, query: TransactionListInput) {
     if (value !== undefined) values[name] = value
   }
   if (after) Object.assign(values, { date: after[0], createdAt: after[1], id: after[2] })
-  let rows: TransactionView[]
+  let rows: TransactionValues[]
   if (query.accountId === undefined) {
-    rows = listTransactionViews(tenant, filter, values)
+    rows = listTransactionValues(tenant, filter, values)
   } else {
     // Source or destination: two index-ordered scans merged, instead of one OR that must sort.
-    const sourceRows = listTransactionViews(tenant, { ...filter, accountColumn: 'source' }, values)
-    const destinationRows = listTransactionViews(tenant, { ...filter, accountColumn: 'destination' }, values)
+    const sourceRows = listTransactionValues(tenant, { ...filter, accountColumn: 'source' }, values)
+    const destinationRows = listTransactionValues(tenant, { ...filter, accountColumn: 'destination' }, values)
     rows = [...sourceRows, ...destinationRows].sort(newerFirst).slice(0, limit + 1)
   }
-  return page(rows, limit, sortKey, toTransaction)
+  return pageJson(rows, limit, sortKey, transactionJson)
 }
