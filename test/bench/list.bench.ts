@@ -1,15 +1,33 @@
 import { Database } from 'bun:sqlite'
+import { copyFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { encodeCursor } from '../../src/platform/pagination.ts'
 import type { Benchmark } from './benchmark.ts'
 import { getOnce, postOnce } from './keyed-load.ts'
-import { Cleanup, describe, fmt, type LoadResult, load, makeOwnerAndKey, settings, startPfin, tempDir, warm } from './support.ts'
+import {
+  Cleanup,
+  describe,
+  fmt,
+  interleavedRounds,
+  type LoadResult,
+  load,
+  makeOwnerAndKey,
+  settings,
+  spawnServer,
+  startPfin,
+  tempDir,
+  warm,
+} from './support.ts'
 
 /**
  * `GET /v1/transactions?limit=50` (the newest 50) for an owner with 10,000 transactions and
  * one with 1,000,000 (issue 3 §5, §9), one connection, p50/p99 from the load generator.
  * Target: p50(1M) / p50(10k) ≤ 1.5. Also measured, without a target: the same page filtered
  * by `accountId` (source or transfer destination) and a deep page (a cursor half way down).
+ *
+ * Then throughput (issue 11): the newest 50 of the 10,000 at BENCH_CONNECTIONS against
+ * `tenant-baseline.ts`, a bare `Bun.serve` + bun:sqlite answering the newest 50 rows of a copy
+ * of the same file as JSON, in interleaved rounds. Target: pfin ≥ 0.6 × the baseline's req/s.
  *
  * Owners, accounts and payees are made through the CLI and the API; the transactions are
  * written straight into each owner's tenant file with bun:sqlite while the server is stopped
@@ -18,6 +36,7 @@ import { Cleanup, describe, fmt, type LoadResult, load, makeOwnerAndKey, setting
  */
 
 const TARGET = 1.5
+const THROUGHPUT_TARGET = 0.6
 const SIZES = [10_000, 1_000_000] as const
 const YEARS = 10
 const DAY_MS = 86_400_000
@@ -197,6 +216,12 @@ export const benchmark: Benchmark = {
         )
       }
 
+      // The baseline reads a copy of the 10k file, taken before pfin opens (and migrates or writes) it.
+      const small = owners[0] as Owner
+      const bareDir = cleanup.dir(tempDir('pfin-bench-bare-'))
+      mkdirSync(join(bareDir, 'tenants'))
+      copyFileSync(join(dataDir, 'tenants', `${small.ownerId}.db`), join(bareDir, 'tenants', 'bare.db'))
+
       const pfin = await startPfin(dataDir)
       cleanup.add(() => pfin.stop())
 
@@ -250,8 +275,26 @@ export const benchmark: Benchmark = {
           headline = `newest 50: p50 ${fmt.ms(small.latencyMs.p50)} (${smallOwner.label}) vs ${fmt.ms(big.latencyMs.p50)} (${bigOwner.label}), p99 ${fmt.ms(small.latencyMs.p99)} vs ${fmt.ms(big.latencyMs.p99)}, ratio ${fmt.ratio(ratio)}`
         }
       }
+
+      const baseline = await spawnServer(['bun', join(import.meta.dir, 'tenant-baseline.ts')], { DATA_DIR: bareDir }, 'baseline')
+      cleanup.add(() => baseline.stop())
+      const barePage = (await (await fetch(`${baseline.url}/v1/transactions?owner=bare&limit=50`)).json()) as { data: { id: string }[] }
+      if (barePage.data.length !== 50 || barePage.data[0]?.id !== seeded.get(small)?.newestId) throw new Error('the baseline does not answer the same page')
+      console.log(`\nthroughput, newest 50 of ${small.label}, ${settings.connections} connections:`)
+      const headers = { authorization: `Bearer ${small.key}` }
+      const { rounds, median: middle } = await interleavedRounds(
+        { base: 'bare Bun.serve + bun:sqlite', ours: 'pfin GET /v1/transactions' },
+        { url: `${baseline.url}/v1/transactions?owner=bare&limit=50`, headers, pid: baseline.proc.pid },
+        { url: `${pfin.url}/v1/transactions?limit=50`, headers, pid: pfin.proc.pid },
+      )
+      const throughput = `throughput pfin ${fmt.rps(middle.ours.rps)} vs bare ${fmt.rps(middle.base.rps)}, ratio ${fmt.ratio(middle.ratio)} (target ≥ ${THROUGHPUT_TARGET}; rounds ${rounds.map((r) => fmt.ratio(r.ratio)).join(', ')})`
+      console.log(throughput)
+
       const seedSeconds = owners.map((o) => `${o.label} ${(seeded.get(o) as SeedResult).seconds.toFixed(1)} s`).join(', ')
-      return { targetMet: ratioNewest <= TARGET, summary: `${headline}; seeded ${seedSeconds}; ${settings.duration}s per run` }
+      return {
+        targetMet: ratioNewest <= TARGET && middle.ratio >= THROUGHPUT_TARGET,
+        summary: `${headline}; ${throughput}; seeded ${seedSeconds}; ${settings.duration}s per run`,
+      }
     } finally {
       await cleanup.run()
     }

@@ -1,11 +1,12 @@
 import type { Benchmark } from './benchmark.ts'
-import { Cleanup, describe, fmt, type LoadResult, load, settings, startBaseline, startPfinWithOwner, warm } from './support.ts'
+import { Cleanup, fmt, interleavedRounds, startBaseline, startPfinWithOwner } from './support.ts'
 
 /**
  * Authenticated `GET /v1/me` with a warm key cache against a bare `Bun.serve` that returns
- * the same bytes (issue 2 §10). Target: pfin ≥ 0.50 × the baseline's requests per second.
+ * the same bytes. Target: pfin ≥ 0.70 × the baseline's requests per second (issue 11; issue 2
+ * asked for 0.50).
  */
-const TARGET = 0.5
+const TARGET = 0.7
 
 export const benchmark: Benchmark = {
   name: 'me',
@@ -28,28 +29,7 @@ export const benchmark: Benchmark = {
 
       const pfinLoad = { url: `${pfin.url}/v1/me`, headers, pid: pfin.proc.pid }
       const baseLoad = { url: `${baseline.url}/v1/me`, headers, pid: baseline.proc.pid }
-      await warm(baseLoad)
-      await warm(pfinLoad)
-      // Interleaved rounds, the order alternating, so drift on a shared machine hits both
-      // alike; the figure is the median of the rounds' ratios.
-      const rounds: { base: LoadResult; ours: LoadResult; ratio: number }[] = []
-      for (let round = 0; round < settings.rounds; round++) {
-        let base: LoadResult
-        let ours: LoadResult
-        if (round % 2 === 0) {
-          base = await load(baseLoad)
-          ours = await load(pfinLoad)
-        } else {
-          ours = await load(pfinLoad)
-          base = await load(baseLoad)
-        }
-        if (ours.non2xx || ours.errors || base.non2xx || base.errors)
-          throw new Error(`responses other than 200 during the run:\n${describe('baseline', base)}\n${describe('pfin', ours)}`)
-        rounds.push({ base, ours, ratio: ours.rps / base.rps })
-        console.log(`round ${round + 1}: ${describe('bare Bun.serve baseline', base).trimEnd()}`)
-        console.log(`round ${round + 1}: ${describe('pfin GET /v1/me', ours).trimEnd()}   ratio ${fmt.ratio(ours.rps / base.rps)}`)
-      }
-      const middle = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)] as (typeof rounds)[number]
+      const { rounds, median: middle } = await interleavedRounds({ base: 'bare Bun.serve baseline', ours: 'pfin GET /v1/me' }, baseLoad, pfinLoad)
       const { base, ours, ratio } = middle
 
       console.log(`load: ${ours.tool}, ${body.length}-byte body, ${rounds.length} interleaved round(s)`)

@@ -282,6 +282,46 @@ export const fmt = {
   ratio: (n: number) => n.toFixed(2),
 }
 
+export interface PairedRound {
+  base: LoadResult
+  ours: LoadResult
+  /** ours.rps / base.rps */
+  ratio: number
+}
+
+/**
+ * Loads the baseline and pfin in `settings.rounds` interleaved rounds, alternating which goes
+ * first (so neither always meets a warmer or busier machine), after warming both; prints
+ * each round and returns the rounds with the median round's ratio.
+ */
+export async function interleavedRounds(
+  labels: { base: string; ours: string },
+  baseLoad: LoadOptions,
+  oursLoad: LoadOptions,
+): Promise<{ rounds: PairedRound[]; median: PairedRound }> {
+  await warm(baseLoad)
+  await warm(oursLoad)
+  const rounds: PairedRound[] = []
+  for (let round = 0; round < settings.rounds; round++) {
+    let base: LoadResult
+    let ours: LoadResult
+    if (round % 2 === 0) {
+      base = await load(baseLoad)
+      ours = await load(oursLoad)
+    } else {
+      ours = await load(oursLoad)
+      base = await load(baseLoad)
+    }
+    if (ours.non2xx || ours.errors || base.non2xx || base.errors)
+      throw new Error(`responses other than 2xx during the run:\n${describe(labels.base, base)}\n${describe(labels.ours, ours)}`)
+    rounds.push({ base, ours, ratio: ours.rps / base.rps })
+    console.log(`round ${round + 1}: ${describe(labels.base, base).trimEnd()}`)
+    console.log(`round ${round + 1}: ${describe(labels.ours, ours).trimEnd()}   ratio ${fmt.ratio(ours.rps / base.rps)}`)
+  }
+  const middle = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)] as PairedRound
+  return { rounds, median: middle }
+}
+
 /** One line per load result, aligned. */
 export function describe(label: string, r: LoadResult): string {
   const health = r.non2xx || r.errors ? `  !! ${r.non2xx} non-2xx, ${r.errors} socket errors` : ''
