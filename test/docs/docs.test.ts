@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import { acceptsGzip, DOCS_CSP } from '../../src/platform/docs/page.ts'
 import { awaitFreshMinute, intHeader } from '../platform/fixtures.ts'
 import { expectProblem, RATE_LIMIT_HEADERS, sendRaw, startTestServer, type TestResponse, type TestServer } from '../support/harness.ts'
+
+// The counting tests wait for a fresh UTC minute (up to 8 s) first: past bun's 5 s default.
+setDefaultTimeout(30_000)
 
 /**
  * Issue 9 §3, without a browser: /docs and its assets come from pfin itself, under a policy
