@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { encodeFeedCursor } from '../../src/modules/changes/feed.ts'
 import type { Benchmark } from './benchmark.ts'
 import { getOnce, postOnce } from './keyed-load.ts'
-import { Cleanup, describe, fmt, type LoadResult, load, makeOwnerAndKey, settings, startPfin, tempDir, warm } from './support.ts'
+import { Cleanup, describe, fmt, type LoadResult, loadEach, makeOwnerAndKey, settings, startPfin, tempDir, warm } from './support.ts'
 
 /**
  * `GET /v1/changes?limit=500` (the first page of a full sync) for an owner with 10,000 changes
@@ -143,15 +143,7 @@ export const benchmark: Benchmark = {
           await warm(options(variant, owner))
         }
       }
-      const results = new Map<string, LoadResult>()
-      for (const variant of variants) {
-        for (const owner of owners) {
-          await warm(options(variant, owner))
-          const result = await load(options(variant, owner))
-          if (result.non2xx || result.errors) throw new Error(`responses other than 200: ${describe(owner.label, result)}`)
-          results.set(`${variant.name}/${owner.label}`, result)
-        }
-      }
+      const results = await loadEach(variants, owners, options)
       console.log(`load: ${results.values().next().value?.tool}; latency measured by the load generator`)
       let headline = ''
       let ratioFirst = Number.NaN

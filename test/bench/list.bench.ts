@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { copyFileSync, mkdirSync } from 'node:fs'
+import { copyFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { encodeCursor } from '../../src/platform/pagination.ts'
 import type { Benchmark } from './benchmark.ts'
@@ -10,11 +10,12 @@ import {
   fmt,
   interleavedRounds,
   type LoadResult,
-  load,
+  loadEach,
   makeOwnerAndKey,
   settings,
-  spawnServer,
+  bareTenantDir,
   startPfin,
+  startTenantBaseline,
   tempDir,
   warm,
 } from './support.ts'
@@ -218,8 +219,7 @@ export const benchmark: Benchmark = {
 
       // The baseline reads a copy of the 10k file, taken before pfin opens (and migrates or writes) it.
       const small = owners[0] as Owner
-      const bareDir = cleanup.dir(tempDir('pfin-bench-bare-'))
-      mkdirSync(join(bareDir, 'tenants'))
+      const bareDir = bareTenantDir(cleanup)
       copyFileSync(join(dataDir, 'tenants', `${small.ownerId}.db`), join(bareDir, 'tenants', 'bare.db'))
 
       const pfin = await startPfin(dataDir)
@@ -246,16 +246,7 @@ export const benchmark: Benchmark = {
           await warm(options(variant, owner))
         }
       }
-      const results = new Map<string, LoadResult>()
-      for (const variant of variants) {
-        for (const owner of owners) {
-          await warm(options(variant, owner))
-          const result = await load(options(variant, owner))
-          if (result.non2xx || result.errors) throw new Error(`responses other than 200: ${describe(owner.label, result)}`)
-          if (result.requests < 2000) console.log(`note: only ${result.requests} requests in the ${owner.label} ${variant.name} run`)
-          results.set(`${variant.name}/${owner.label}`, result)
-        }
-      }
+      const results = await loadEach(variants, owners, options)
 
       console.log(`load: ${results.values().next().value?.tool}; latency measured by the load generator`)
       let headline = ''
@@ -276,8 +267,7 @@ export const benchmark: Benchmark = {
         }
       }
 
-      const baseline = await spawnServer(['bun', join(import.meta.dir, 'tenant-baseline.ts')], { DATA_DIR: bareDir }, 'baseline')
-      cleanup.add(() => baseline.stop())
+      const baseline = await startTenantBaseline(cleanup, bareDir)
       const barePage = (await (await fetch(`${baseline.url}/v1/transactions?owner=bare&limit=50`)).json()) as { data: { id: string }[] }
       if (barePage.data.length !== 50 || barePage.data[0]?.id !== seeded.get(small)?.newestId) throw new Error('the baseline does not answer the same page')
       console.log(`\nthroughput, newest 50 of ${small.label}, ${settings.connections} connections:`)

@@ -1,8 +1,21 @@
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs'
+import { copyFileSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Benchmark } from './benchmark.ts'
 import { describeKeyed, type KeyedLoadOptions, keyedLoad } from './keyed-load.ts'
-import { Cleanup, describe, fmt, type LoadOptions, load, makeOwnerAndKey, type Service, settings, spawnServer, startPfin, tempDir } from './support.ts'
+import {
+  Cleanup,
+  describe,
+  fmt,
+  type LoadOptions,
+  load,
+  makeOwnerAndKey,
+  type Service,
+  settings,
+  bareTenantDir,
+  startPfin,
+  startTenantBaseline,
+  tempDir,
+} from './support.ts'
 import { seed } from './tenant.bench.ts'
 
 /**
@@ -66,8 +79,7 @@ export const benchmark: Benchmark = {
     const cleanup = new Cleanup()
     try {
       const dataDir = cleanup.dir(tempDir())
-      const baseDir = cleanup.dir(tempDir('pfin-bench-bare-'))
-      mkdirSync(join(baseDir, 'tenants'))
+      const baseDir = bareTenantDir(cleanup)
       const { ownerId, key } = await makeOwnerAndKey(dataDir)
       const file = join(dataDir, 'tenants', `${ownerId}.db`)
       const bareFile = join(baseDir, 'tenants', 'bare.db')
@@ -81,8 +93,7 @@ export const benchmark: Benchmark = {
       const first = await fetch(`${pfin.url}/v1/me`, { headers })
       const body = await first.text()
       if (first.status !== 200) throw new Error(`GET /v1/me answered ${first.status}: ${body}`)
-      const baseline = await spawnServer(['bun', join(import.meta.dir, 'tenant-baseline.ts')], { DATA_DIR: baseDir, BODY: body }, 'baseline')
-      cleanup.add(() => baseline.stop())
+      const baseline = await startTenantBaseline(cleanup, baseDir, { BODY: body })
 
       const upsertBody = (account: string) => `{"externalId":"new-{key}","accountId":"${account}","amount":{amount},"date":"2026-01-15","note":"bench rss"}`
       const sides: Side[] = [

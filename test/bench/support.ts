@@ -1,5 +1,5 @@
 import type { Subprocess } from 'bun'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -137,6 +137,20 @@ export async function startPfinWithOwner(cleanup: Cleanup): Promise<{ pfin: Serv
 /** The bare `Bun.serve` baseline answering `body` to everything. */
 export function startBaseline(body: string): Promise<Service> {
   return spawnServer(['bun', join(import.meta.dir, 'baseline.ts')], { BODY: body }, 'baseline')
+}
+
+/** A DATA_DIR for `tenant-baseline.ts`, its `tenants/` folder made; `cleanup` removes it. Owner files go in as `tenants/<name>.db`. */
+export function bareTenantDir(cleanup: Cleanup): string {
+  const dir = cleanup.dir(tempDir('pfin-bench-bare-'))
+  mkdirSync(join(dir, 'tenants'))
+  return dir
+}
+
+/** `tenant-baseline.ts` (a bare `Bun.serve` + bun:sqlite) over `dataDir`; `cleanup` stops it. */
+export async function startTenantBaseline(cleanup: Cleanup, dataDir: string, env: Record<string, string> = {}): Promise<Service> {
+  const baseline = await spawnServer(['bun', join(import.meta.dir, 'tenant-baseline.ts')], { DATA_DIR: dataDir, ...env }, 'baseline')
+  cleanup.add(() => baseline.stop())
+  return baseline
 }
 
 export interface LoadOptions {
@@ -320,6 +334,28 @@ export async function interleavedRounds(
   }
   const middle = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)] as PairedRound
   return { rounds, median: middle }
+}
+
+/**
+ * Loads every variant for every owner, one after another, each after its own warm-up; the
+ * results are keyed `variant.name/owner.label`. Any response other than 2xx stops the run.
+ */
+export async function loadEach<V extends { name: string }, O extends { label: string }>(
+  variants: readonly V[],
+  owners: readonly O[],
+  options: (variant: V, owner: O) => LoadOptions,
+): Promise<Map<string, LoadResult>> {
+  const results = new Map<string, LoadResult>()
+  for (const variant of variants) {
+    for (const owner of owners) {
+      await warm(options(variant, owner))
+      const result = await load(options(variant, owner))
+      if (result.non2xx || result.errors) throw new Error(`responses other than 2xx: ${describe(owner.label, result)}`)
+      if (result.requests < 2000) console.log(`note: only ${result.requests} requests in the ${owner.label} ${variant.name} run`)
+      results.set(`${variant.name}/${owner.label}`, result)
+    }
+  }
+  return results
 }
 
 /** One line per load result, aligned. */

@@ -1,9 +1,9 @@
 import { Database } from 'bun:sqlite'
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs'
+import { copyFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { newId } from '../../src/platform/ids.ts'
 import type { Benchmark } from './benchmark.ts'
-import { Cleanup, fmt, makeOwnerAndKey, type Service, spawnServer, startPfin, tempDir, median } from './support.ts'
+import { Cleanup, fmt, makeOwnerAndKey, type Service, startPfin, startTenantBaseline, bareTenantDir, tempDir, median } from './support.ts'
 
 /**
  * A never-seen owner's first request (issue 11): `GET /v1/transactions?limit=50` for an owner
@@ -70,12 +70,10 @@ export const benchmark: Benchmark = {
     const cleanup = new Cleanup()
     try {
       const dataDir = cleanup.dir(tempDir())
-      const baseDir = cleanup.dir(tempDir('pfin-bench-bare-'))
-      mkdirSync(join(baseDir, 'tenants'))
+      const baseDir = bareTenantDir(cleanup)
       const pfin = await startPfin(dataDir)
       cleanup.add(() => pfin.stop())
-      const baseline: Service = await spawnServer(['bun', join(import.meta.dir, 'tenant-baseline.ts')], { DATA_DIR: baseDir }, 'baseline')
-      cleanup.add(() => baseline.stop())
+      const baseline: Service = await startTenantBaseline(cleanup, baseDir)
       const template = join(baseDir, 'template.db')
 
       const rows: { pfin: number; base: number; pfinAgain: number; baseAgain: number }[] = []
