@@ -196,7 +196,10 @@ export function closePlatform(platform: Platform): void {
   platform.lock.release()
 }
 
-/** Background work: write-behind of counters and last-use times, idempotency purge. */
+/** An owner no request has used for this long gives back its page cache and has its log folded into its file. */
+const IDLE_OWNER_MS = 30_000
+
+/** Background work: write-behind of counters and last-use times, idempotency purge, resting idle owners. */
 export function startMaintenance(platform: Platform): () => void {
   const flush = () => {
     try {
@@ -214,12 +217,19 @@ export function startMaintenance(platform: Platform): () => void {
       platform.log(`idempotency purge failed: ${String(error)}`)
     }
   }
+  const rest = () => {
+    for (const { ownerId, error } of platform.tenants.restIdle(IDLE_OWNER_MS)) {
+      platform.log(`could not rest the idle database of owner ${ownerId}: ${String(error)}`)
+    }
+  }
   purge()
   const flushTimer = setInterval(flush, 1000)
   const purgeTimer = setInterval(purge, 10 * 60_000)
+  const restTimer = setInterval(rest, IDLE_OWNER_MS / 2)
   return () => {
     clearInterval(flushTimer)
     clearInterval(purgeTimer)
+    clearInterval(restTimer)
     flush()
   }
 }

@@ -12,7 +12,10 @@ export interface Migration {
  * Opens a database file with the pragmas every pfin database needs and brings its schema
  * up to date. `safeIntegers` makes SQLite hand back INTEGERs as bigint, so money is exact.
  */
-export function openDatabase(path: string, options: { synchronous: 'FULL' | 'NORMAL'; migrations: Migration[]; verify?: boolean }): Database {
+export function openDatabase(
+  path: string,
+  options: { synchronous: 'FULL' | 'NORMAL'; migrations: Migration[]; verify?: boolean; pragmas?: readonly string[] },
+): Database {
   prepareDir(dirname(path))
   makeDatabasePrivate(path)
   const db = new Database(path, { create: true, strict: true, safeIntegers: true })
@@ -26,6 +29,7 @@ export function openDatabase(path: string, options: { synchronous: 'FULL' | 'NOR
     // A statement that fires triggers (the change feed's) keeps a statement journal to undo
     // itself on error; on disk that is a temporary file per statement, five times the cost.
     db.run('PRAGMA temp_store = MEMORY')
+    for (const pragma of options.pragmas ?? []) db.run(`PRAGMA ${pragma}`)
     migrate(db, options.migrations)
   } catch (error) {
     db.close(true)
@@ -34,7 +38,7 @@ export function openDatabase(path: string, options: { synchronous: 'FULL' | 'NOR
   return db
 }
 
-const BUSY_TIMEOUT_MS = 10_000
+export const BUSY_TIMEOUT_MS = 10_000
 
 /** The file is damaged: SQLite's quick check found problems, or it is not a database at all. */
 export class DamagedDatabaseError extends Error {}

@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrations as controlMigrations } from '../../drizzle/control/manifest.ts'
 import { migrations as tenantMigrations } from '../../drizzle/tenant/manifest.ts'
@@ -65,6 +65,10 @@ describe('tenant files', () => {
     expect(pragma('foreign_keys')).toBe(1)
     expect(pragma('synchronous')).toBe(2) // FULL
     expect(pragma('busy_timeout')).toBeGreaterThan(0)
+    // Sized for imports (see TENANT_PRAGMAS): an 8 MiB page cache, a checkpoint every 8,000 pages, a log cut back past 64 MiB.
+    expect(pragma('cache_size')).toBe(-8192)
+    expect(pragma('wal_autocheckpoint')).toBe(8000)
+    expect(pragma('journal_size_limit')).toBe(64 * 1024 * 1024)
     // Foreign keys are enforced on this connection, not just declared.
     handle.run('CREATE TEMP TABLE fk_parent (id TEXT PRIMARY KEY)')
     handle.run('CREATE TEMP TABLE fk_child (parent_id TEXT REFERENCES fk_parent (id))')
@@ -156,6 +160,75 @@ describe('TenantRegistry', () => {
     expect(() => hb.sqlite.query('SELECT 1').get()).toThrow()
     expect(Number(ha.sqlite.query<{ one: bigint }, []>('SELECT 1 AS one').get()?.one)).toBe(1)
     registry.closeAll()
+  })
+
+  describe('resting idle owners', () => {
+    const walBytes = (registry: TenantRegistry, ownerId: string) =>
+      existsSync(`${registry.pathFor(ownerId)}-wal`) ? statSync(`${registry.pathFor(ownerId)}-wal`).size : 0
+    const names = (registry: TenantRegistry, ownerId: string) =>
+      registry
+        .get(ownerId)
+        .sqlite.query<{ name: string }, []>('SELECT name FROM profile ORDER BY name')
+        .all()
+        .map((row) => row.name)
+
+    test('an owner idle past the limit has its log folded into its file and stays usable; a recently used one is left alone', () => {
+      const registry = new TenantRegistry(dataDir, 4)
+      const [idle, busy] = [newId('own'), newId('own')]
+      try {
+        addProfile(registry, idle, 'Idle')
+        addProfile(registry, busy, 'Busy')
+        expect(walBytes(registry, idle)).toBeGreaterThan(0)
+        const now = Date.now()
+        registry.get(idle).touch(now - 60_000)
+        registry.get(busy).touch(now - 1_000)
+
+        expect(registry.restIdle(30_000, now)).toEqual([])
+        const [idleTenant, busyTenant] = [idle, busy].map((id) => registry.openTenants().find((t) => t.ownerId === id))
+        expect(idleTenant?.resting).toBe(true)
+        expect(busyTenant?.resting).toBe(false)
+        expect(walBytes(registry, idle)).toBe(0)
+        expect(walBytes(registry, busy)).toBeGreaterThan(0)
+
+        // The same handle serves the next request, which ends the rest.
+        expect(names(registry, idle)).toEqual(['Idle'])
+        expect(idleTenant?.resting).toBe(false)
+        registry.get(idle).db.update(profile).set({ name: 'Idle again' }).run()
+        expect(names(registry, idle)).toEqual(['Idle again'])
+      } finally {
+        registry.closeAll()
+      }
+    })
+
+    test('a reader holding an old snapshot does not make the rest wait: it checkpoints what it can, and the next rest finishes', () => {
+      const registry = new TenantRegistry(dataDir, 4)
+      const ownerId = newId('own')
+      addProfile(registry, ownerId, 'First')
+      const reader = openFile(dataDir, `tenants/${ownerId}.db`, true)
+      try {
+        reader.run('BEGIN')
+        expect(reader.query<{ n: number }, []>('SELECT count(*) AS n FROM profile').get()?.n).toBe(1)
+        registry.get(ownerId).db.update(profile).set({ name: 'Second' }).run()
+
+        const started = performance.now()
+        expect(registry.restIdle(0, Date.now() + 1)).toEqual([])
+        // The connection's busy timeout is 10 s; the rest does not use it.
+        expect(performance.now() - started).toBeLessThan(5_000)
+        expect(walBytes(registry, ownerId)).toBeGreaterThan(0)
+        expect(reader.query<{ name: string }, []>('SELECT name FROM profile').get()?.name).toBe('First')
+        reader.run('COMMIT')
+
+        registry.get(ownerId).touch(0)
+        expect(registry.restIdle(0, Date.now() + 1)).toEqual([])
+        expect(walBytes(registry, ownerId)).toBe(0)
+        expect(names(registry, ownerId)).toEqual(['Second'])
+        // The connection waits for locks again afterwards.
+        expect(Number(Object.values(registry.get(ownerId).sqlite.query('PRAGMA busy_timeout').get() as Record<string, unknown>)[0])).toBe(10_000)
+      } finally {
+        reader.close()
+        registry.closeAll()
+      }
+    })
   })
 
   test('pathFor refuses malformed owner ids and keeps paths inside DATA_DIR/tenants', () => {
