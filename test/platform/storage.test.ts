@@ -65,8 +65,8 @@ describe('tenant files', () => {
     expect(pragma('foreign_keys')).toBe(1)
     expect(pragma('synchronous')).toBe(2) // FULL
     expect(pragma('busy_timeout')).toBeGreaterThan(0)
-    // Sized for imports (see TENANT_PRAGMAS): an 8 MiB page cache, a checkpoint every 8,000 pages, a log cut back past 64 MiB.
-    expect(pragma('cache_size')).toBe(-8192)
+    // Sized for imports (see TENANT_PRAGMAS): a checkpoint every 8,000 pages, a log cut back past 64 MiB; SQLite's 2 MiB cache until an import.
+    expect(pragma('cache_size')).toBe(-2000)
     expect(pragma('wal_autocheckpoint')).toBe(8000)
     expect(pragma('journal_size_limit')).toBe(64 * 1024 * 1024)
     // Foreign keys are enforced on this connection, not just declared.
@@ -78,6 +78,24 @@ describe('tenant files', () => {
       handle.run('DROP TABLE fk_child')
       handle.run('DROP TABLE fk_parent')
     }
+  })
+
+  test('an owner that imports keeps an 8 MiB page cache until it rests; a resting owner is back on the default', async () => {
+    const owner = await server.owner()
+    const tenants = server.platform.tenants
+    const cacheSize = () => Number(Object.values(tenants.get(owner.id).sqlite.query('PRAGMA cache_size').get() as Record<string, unknown>)[0])
+    const account = await server.request('POST', '/v1/accounts', { key: owner.key, body: { name: 'Main', type: 'bank', balance: 100, currency: 'EUR' } })
+    expect(account.status).toBe(201)
+    expect(cacheSize()).toBe(-2000)
+    const item = { externalId: 'bank-1', accountId: account.json.data.id, amount: 12.5, date: '2026-11-02' }
+    expect((await server.request('POST', '/v1/transactions/batch', { key: owner.key, body: { items: [item], dryRun: true } })).status).toBe(200)
+    expect(cacheSize()).toBe(-8192)
+    expect((await server.request('POST', '/v1/transactions/batch', { key: owner.key, body: { items: [item] } })).status).toBe(200)
+    expect(cacheSize()).toBe(-8192)
+
+    tenants.get(owner.id).touch(0)
+    expect(tenants.restIdle(1_000)).toEqual([])
+    expect(cacheSize()).toBe(-2000)
   })
 
   test('the control database is migrated, in WAL mode, with its tables', () => {

@@ -14,17 +14,18 @@ export type TenantDrizzle = BunSQLiteDatabase<typeof schema>
 const DEFAULT_TOMBSTONE_RETENTION_MS = 400 * 86_400_000
 
 /**
- * An owner's connection keeps more pages and checkpoints less often than SQLite's defaults
- * (2 MiB; a checkpoint every 1,000 pages). An import lands on leaves all over the date-ordered
- * indexes: with the defaults, a 500-item batch into a file of a few thousand transactions
- * re-reads pages the small cache dropped, and every other commit copies the same leaves into
- * the file again; single writes pay a checkpoint every few dozen commits (their p99). The log
- * then grows to ~32 MiB before a checkpoint; `journal_size_limit` cuts it back only when a
- * reader held it far past that (a long backup), since regrowing the file costs every commit.
- * The bigger cache is given back, and the log folded into the file, once the owner goes idle
- * (`Tenant.rest`).
+ * An owner's connection checkpoints less often than SQLite's default (every 1,000 pages). An
+ * import lands on leaves all over the date-ordered indexes, and with the default every other
+ * 500-item batch commit copies the same leaves into the file again; single writes pay a
+ * checkpoint every few dozen commits (their p99). The log now grows to ~32 MiB before a
+ * checkpoint; `journal_size_limit` cuts it back only when a reader held it far past that (a
+ * long backup), since regrowing the file costs every commit. The log is folded into the file
+ * once the owner goes idle (`Tenant.rest`).
  */
-const TENANT_PRAGMAS = ['cache_size = -8192', 'wal_autocheckpoint = 8000', `journal_size_limit = ${64 * 1024 * 1024}`]
+const TENANT_PRAGMAS = ['wal_autocheckpoint = 8000', `journal_size_limit = ${64 * 1024 * 1024}`]
+
+/** SQLite's default page cache (2 MiB), and an importing owner's until it goes idle (8 MiB). */
+const PAGE_CACHE = { usual: -2000, importing: -8192 }
 
 /** One owner's open database, with the prepared statements built for it. */
 export class Tenant {
@@ -34,6 +35,7 @@ export class Tenant {
   /** When a request last used this owner (ms since the epoch), and whether it has rested since. */
   lastUsed = Date.now()
   resting = false
+  private cacheWidened = false
 
   constructor(
     readonly ownerId: string,
@@ -75,6 +77,17 @@ export class Tenant {
   }
 
   /**
+   * A batch import reads and dirties leaves all over the date-ordered indexes; in SQLite's 2 MiB
+   * cache the next batch into a file of a few thousand transactions re-reads most of them. The
+   * importing owner keeps an 8 MiB cache until it goes idle; everyone else keeps the default.
+   */
+  widenCacheForImport(): void {
+    if (this.cacheWidened) return
+    this.sqlite.run(`PRAGMA cache_size = ${PAGE_CACHE.importing}`)
+    this.cacheWidened = true
+  }
+
+  /**
    * For an owner gone idle: folds the write-ahead log into the file (and empties the log) and
    * gives the page cache back. Never waits: while a reader (a backup) holds an older snapshot,
    * the checkpoint copies what it can and leaves the rest to the next one.
@@ -84,6 +97,8 @@ export class Tenant {
     this.sqlite.run('PRAGMA busy_timeout = 0')
     try {
       this.sqlite.query('PRAGMA wal_checkpoint(TRUNCATE)').get()
+      if (this.cacheWidened) this.sqlite.run(`PRAGMA cache_size = ${PAGE_CACHE.usual}`)
+      this.cacheWidened = false
       this.sqlite.run('PRAGMA shrink_memory')
       this.resting = true
     } finally {

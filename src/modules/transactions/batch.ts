@@ -117,6 +117,7 @@ const externalIdOf = (item: unknown): string | null => {
 /** Runs inside the request's write transaction (the pipeline holds it for every POST). */
 export function importTransactions(tenant: Tenant, country: string | null, batch: TransactionBatchInput) {
   assertDistinctExternalIds(batch.items)
+  tenant.widenCacheForImport()
   const skipDeleted = batch.ifDeleted === 'skip'
   const results = batch.dryRun ? dryRun(tenant, country, batch.items, skipDeleted) : applyAll(tenant, country, batch.items, skipDeleted)
   return { data: results, summary: summarize(results) }
