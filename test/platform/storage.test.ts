@@ -218,7 +218,25 @@ describe('TenantRegistry', () => {
       }
     })
 
-    test('a reader holding an old snapshot does not make the rest wait: it checkpoints what it can, and the next rest finishes', () => {
+    test('a rest that fails is reported once, and the owner is not tried again until a request uses it', () => {
+      const registry = new TenantRegistry(dataDir, 4)
+      const ownerId = newId('own')
+      addProfile(registry, ownerId, 'Broken')
+      const tenant = registry.get(ownerId)
+      // A connection that fails every statement (closed behind the registry's back).
+      tenant.sqlite.close()
+      try {
+        const failed = registry.restIdle(0, Date.now() + 1)
+        expect(failed.map((f) => f.ownerId)).toEqual([ownerId])
+        expect(registry.restIdle(0, Date.now() + 2)).toEqual([])
+        tenant.touch()
+        expect(registry.restIdle(0, Date.now() + 3).map((f) => f.ownerId)).toEqual([ownerId])
+      } finally {
+        registry.evict(ownerId)
+      }
+    })
+
+    test('a reader holding an old snapshot does not make the rest wait: it checkpoints what it can, and the next round finishes', () => {
       const registry = new TenantRegistry(dataDir, 4)
       const ownerId = newId('own')
       addProfile(registry, ownerId, 'First')
@@ -234,10 +252,12 @@ describe('TenantRegistry', () => {
         expect(performance.now() - started).toBeLessThan(5_000)
         expect(walBytes(registry, ownerId)).toBeGreaterThan(0)
         expect(reader.query<{ name: string }, []>('SELECT name FROM profile').get()?.name).toBe('First')
+        // Not resting yet: the next round tries again by itself.
+        expect(registry.openTenants()[0]?.resting).toBe(false)
         reader.run('COMMIT')
 
-        registry.get(ownerId).touch(0)
         expect(registry.restIdle(0, Date.now() + 1)).toEqual([])
+        expect(registry.openTenants()[0]?.resting).toBe(true)
         expect(walBytes(registry, ownerId)).toBe(0)
         expect(names(registry, ownerId)).toEqual(['Second'])
         // The connection waits for locks again afterwards.

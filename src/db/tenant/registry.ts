@@ -90,17 +90,18 @@ export class Tenant {
   /**
    * For an owner gone idle: folds the write-ahead log into the file (and empties the log) and
    * gives the page cache back. Never waits: while a reader (a backup) holds an older snapshot,
-   * the checkpoint copies what it can and leaves the rest to the next one.
+   * the checkpoint copies what it can, and the owner is not yet resting, so the next round
+   * tries again.
    */
   rest(): void {
     if (this.sqlite.inTransaction) return
     this.sqlite.run('PRAGMA busy_timeout = 0')
     try {
-      this.sqlite.query('PRAGMA wal_checkpoint(TRUNCATE)').get()
+      const checkpoint = this.sqlite.query<{ busy: number | bigint }, []>('PRAGMA wal_checkpoint(TRUNCATE)').get()
       if (this.cacheWidened) this.sqlite.run(`PRAGMA cache_size = ${PAGE_CACHE.usual}`)
       this.cacheWidened = false
       this.sqlite.run('PRAGMA shrink_memory')
-      this.resting = true
+      this.resting = Number(checkpoint?.busy) === 0
     } finally {
       this.sqlite.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
     }
@@ -227,7 +228,8 @@ export class TenantRegistry {
 
   /**
    * Rests every open owner no request has used for `idleMs` (once per idle spell). Returns the
-   * owners whose rest failed, with the error; they stay open and usable.
+   * owners whose rest failed (a full disk, a damaged file), with the error; they stay open and
+   * usable, and are not tried again (nor logged again) until a request has used them.
    */
   restIdle(idleMs: number, now = Date.now()): { ownerId: string; error: unknown }[] {
     const failed: { ownerId: string; error: unknown }[] = []
@@ -236,6 +238,7 @@ export class TenantRegistry {
       try {
         tenant.rest()
       } catch (error) {
+        tenant.resting = true
         failed.push({ ownerId: tenant.ownerId, error })
       }
     }
