@@ -24,6 +24,9 @@ const tables = (db: Database) =>
     .all()
     .map((row) => row.name)
 
+/** A pragma's current value on a connection (the first column of its one row). */
+const pragmaOf = (db: Database, name: string): unknown => Object.values(db.query(`PRAGMA ${name}`).get() as Record<string, unknown>)[0]
+
 function migrationTimes(db: Database): number[] {
   return db
     .query<{ created_at: number | bigint }, []>('SELECT created_at FROM "__drizzle_migrations" ORDER BY created_at')
@@ -60,8 +63,8 @@ describe('tenant files', () => {
   test('the server’s tenant handle runs with WAL, synchronous=FULL, foreign keys on and a busy timeout', async () => {
     const owner = await server.owner()
     const handle = server.platform.tenants.get(owner.id).sqlite
-    const pragma = (name: string) => Number(Object.values(handle.query(`PRAGMA ${name}`).get() as Record<string, unknown>)[0])
-    expect(String(Object.values(handle.query('PRAGMA journal_mode').get() as Record<string, unknown>)[0])).toBe('wal')
+    const pragma = (name: string) => Number(pragmaOf(handle, name))
+    expect(String(pragmaOf(handle, 'journal_mode'))).toBe('wal')
     expect(pragma('foreign_keys')).toBe(1)
     expect(pragma('synchronous')).toBe(2) // FULL
     expect(pragma('busy_timeout')).toBeGreaterThan(0)
@@ -83,7 +86,7 @@ describe('tenant files', () => {
   test('an owner that imports keeps an 8 MiB page cache until it rests; a resting owner is back on the default', async () => {
     const owner = await server.owner()
     const tenants = server.platform.tenants
-    const cacheSize = () => Number(Object.values(tenants.get(owner.id).sqlite.query('PRAGMA cache_size').get() as Record<string, unknown>)[0])
+    const cacheSize = () => Number(pragmaOf(tenants.get(owner.id).sqlite, 'cache_size'))
     const account = await server.request('POST', '/v1/accounts', { key: owner.key, body: { name: 'Main', type: 'bank', balance: 100, currency: 'EUR' } })
     expect(account.status).toBe(201)
     expect(cacheSize()).toBe(-2000)
@@ -102,8 +105,8 @@ describe('tenant files', () => {
     const control = server.platform.control.sqlite
     expect(migrationTimes(control)).toEqual(controlMigrations.map((m) => m.when))
     expect(tables(control)).toEqual(expect.arrayContaining(['owners', 'api_keys', 'idempotency_records', 'rate_limit_counters']))
-    expect(String(Object.values(control.query('PRAGMA journal_mode').get() as Record<string, unknown>)[0])).toBe('wal')
-    expect(Number(Object.values(control.query('PRAGMA foreign_keys').get() as Record<string, unknown>)[0])).toBe(1)
+    expect(String(pragmaOf(control, 'journal_mode'))).toBe('wal')
+    expect(Number(pragmaOf(control, 'foreign_keys'))).toBe(1)
   })
 
   test('API keys are stored as argon2id hashes, never in plaintext', async () => {
@@ -261,7 +264,7 @@ describe('TenantRegistry', () => {
         expect(walBytes(registry, ownerId)).toBe(0)
         expect(names(registry, ownerId)).toEqual(['Second'])
         // The connection waits for locks again afterwards.
-        expect(Number(Object.values(registry.get(ownerId).sqlite.query('PRAGMA busy_timeout').get() as Record<string, unknown>)[0])).toBe(10_000)
+        expect(Number(pragmaOf(registry.get(ownerId).sqlite, 'busy_timeout'))).toBe(10_000)
       } finally {
         reader.close()
         registry.closeAll()
