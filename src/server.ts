@@ -16,6 +16,7 @@ import { IdempotencyStore } from './platform/idempotency.ts'
 import { docsRoutes, ROOT_POINTER } from './platform/docs/page.ts'
 import { documentBase, systemOperation } from './platform/openapi.ts'
 import { mountRoutes } from './platform/pipeline.ts'
+import { WriteGroups } from './platform/write-groups.ts'
 import { type HeaderSink, Limits, RateLimiter } from './platform/rate-limit.ts'
 import type { AnyRoute } from './platform/route.ts'
 import { allowedMethods } from './platform/route-table.ts'
@@ -60,6 +61,7 @@ export function createPlatform(config: Config, log: (message: string) => void = 
       anonymous: new Limits(config.anonRateLimitPerMinute, config.anonRateLimitPerDay),
     },
     idempotency,
+    writes: new WriteGroups(tenants),
     log,
   }
   return platform
@@ -189,6 +191,8 @@ export class StartupError extends Error {}
 
 /** Closes what the platform holds: owner databases, the control database, the claim on DATA_DIR. */
 export function closePlatform(platform: Platform): void {
+  // Writes queued for this turn's commit run before the files close.
+  platform.writes.flush()
   platform.idempotency.copyNow()
   platform.access?.close()
   platform.tenants.closeAll()

@@ -6,6 +6,7 @@ import type { AccessLog } from './access-log.ts'
 import type { AuthContext, Authenticator } from './auth.ts'
 import type { IdempotencyStore, StoredResponse } from './idempotency.ts'
 import type { Limits, RateLimiter } from './rate-limit.ts'
+import type { WriteGroups } from './write-groups.ts'
 
 /** The long-lived services a request may use, built once by the server. */
 export interface Platform {
@@ -17,6 +18,8 @@ export interface Platform {
   /** Rate limits for callers with a valid key and for everyone else (per client IP). */
   limits: { key: Limits; anonymous: Limits }
   idempotency: IdempotencyStore
+  /** Writes over HTTP, grouped per owner into shared commits. */
+  writes: WriteGroups
   log: (message: string) => void
   /** This server's claim on DATA_DIR, released when it stops. */
   lock: DataDirLock

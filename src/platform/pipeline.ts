@@ -15,7 +15,7 @@ import { assertValid, coerceQuery } from './validation.ts'
  * The request pipeline, in the order of CONTRACT §6: route → authentication → rate limit →
  * scope/tier → idempotency → body → handler. The route's handler runs synchronously, inside
  * the write transaction for POST and PATCH, so a write and its idempotency record commit
- * together.
+ * together (in a commit shared with the owner's other writes of the same turn: write-groups.ts).
  */
 
 type Headers = Record<string, string | number>
@@ -132,7 +132,7 @@ async function prepareWrite(platform: Platform, route: AnyRoute, request: Reques
 }
 
 /** Runs the route's handler; a write runs inside the tenant transaction that also records its answer. */
-function execute(platform: Platform, route: AnyRoute, state: RequestState, params: unknown, set: ResponseSetter): string {
+function execute(platform: Platform, route: AnyRoute, state: RequestState, params: unknown, set: ResponseSetter): string | Promise<string> {
   if (state.replay) {
     const replay = state.replay
     set.headers['x-request-id'] = replay.requestId
@@ -144,8 +144,9 @@ function execute(platform: Platform, route: AnyRoute, state: RequestState, param
     const reply = route.handle(input)
     return respond(set, reply.status, reply.serialized ?? JSON.stringify(reply.body), reply.location, reply.headers)
   }
-  const outcome = performWrite(platform, route, state, input, idem)
-  return respond(set, outcome.status, outcome.body, outcome.location, outcome.headers)
+  return performGroupedWrite(platform, route, state, input, idem).then((outcome) =>
+    respond(set, outcome.status, outcome.body, outcome.location, outcome.headers),
+  )
 }
 
 interface Outcome {
@@ -155,31 +156,59 @@ interface Outcome {
   headers?: Record<string, string>
 }
 
-/** A write: the handler and its idempotency record in one tenant transaction, then the control copy. */
-function performWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: NonNullable<RequestState['idempotency']>): Outcome {
+type Idem = NonNullable<RequestState['idempotency']>
+
+/** A write's work inside its transaction: the handler, and its answer recorded beside its effects. */
+const writeBody = (platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem) => (tenant: Tenant) => {
+  const reply = route.handle(input)
+  const record = serialize(reply, state.requestId, Date.now(), idem.fingerprint)
+  platform.idempotency.recordInTenant(tenant, idem.key, record)
+  return record
+}
+
+/** Committed: from here on the client gets this answer whatever happens to the control copy. */
+function committed(platform: Platform, idem: Idem, stored: StoredResponse): Outcome {
+  platform.idempotency.recordInControl(idem.ownerId, idem.key, stored)
+  return stored
+}
+
+/**
+ * A write that did not commit. A handler's 4xx is an answer like any other: stored, and
+ * replayed on retry; except validation_failed (a field's shape, CONTRACT §8), which the client
+ * may fix and send again under the same key, wherever the check ran (money digits are read
+ * inside the handler). Anything else is rethrown for the error handler.
+ */
+function refused(platform: Platform, state: RequestState, idem: Idem, error: unknown): Outcome {
+  if (error instanceof ApiError && error.code === 'validation_failed') return problemOutcome(error, state.requestId)
+  if (error instanceof ApiError && error.status < 500) {
+    const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
+    const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }
+    platform.idempotency.recordInControl(idem.ownerId, idem.key, record)
+    return { status: error.status, body, headers: error.headers }
+  }
+  throw error
+}
+
+/** A write in a transaction of its own, answered synchronously (MCP tool calls). */
+function performWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem): Outcome {
   try {
     const tenant = input.tenant
-    const stored = tenant.write(() => {
-      const reply = route.handle(input)
-      const record = serialize(reply, state.requestId, Date.now(), idem.fingerprint)
-      platform.idempotency.recordInTenant(tenant, idem.key, record)
-      return record
-    })
-    // Committed: from here on the client gets this answer whatever happens to the copy.
-    platform.idempotency.recordInControl(idem.ownerId, idem.key, stored)
-    return stored
+    const work = writeBody(platform, route, state, input, idem)
+    const stored = tenant.write(() => work(tenant))
+    return committed(platform, idem, stored)
   } catch (error) {
-    // A handler's 4xx is an answer like any other: stored, and replayed on retry; except
-    // validation_failed (a field's shape, CONTRACT §8), which the client may fix and send again
-    // under the same key, wherever the check ran (money digits are read inside the handler).
-    if (error instanceof ApiError && error.code === 'validation_failed') return problemOutcome(error, state.requestId)
-    if (error instanceof ApiError && error.status < 500) {
-      const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
-      const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }
-      platform.idempotency.recordInControl(idem.ownerId, idem.key, record)
-      return { status: error.status, body, headers: error.headers }
-    }
-    throw error
+    return refused(platform, state, idem, error)
+  } finally {
+    if (idem.token) platform.idempotency.release(idem.ownerId, idem.key, idem.token)
+  }
+}
+
+/** A write over HTTP: it shares its commit with the owner's other writes of this turn (`WriteGroups`). */
+async function performGroupedWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem): Promise<Outcome> {
+  try {
+    return committed(platform, idem, await platform.writes.run(idem.ownerId, writeBody(platform, route, state, input, idem)))
+  } catch (error) {
+    return refused(platform, state, idem, error)
   } finally {
     if (idem.token) platform.idempotency.release(idem.ownerId, idem.key, idem.token)
   }

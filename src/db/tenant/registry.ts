@@ -55,6 +55,12 @@ export class Tenant {
     return this.sqlite.inTransaction ? fn() : this.sqlite.transaction(fn).immediate()
   }
 
+  /** Runs `fn` in a savepoint of the open write transaction: an error undoes `fn`'s work alone. */
+  savepoint<T>(fn: () => T): T {
+    // bun:sqlite makes a transaction started inside another a SAVEPOINT.
+    return this.sqlite.transaction(fn)()
+  }
+
   /** A consistent snapshot for multi-query reads (the agent context). */
   read<T>(fn: () => T): T {
     return this.sqlite.transaction(fn).deferred()
