@@ -1,6 +1,6 @@
-import { and, asc, eq, sql } from 'drizzle-orm'
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm'
 import { lazyStatements } from '../../db/statements.ts'
-import type { Tenant } from '../../db/tenant/registry.ts'
+import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
 import { accounts } from '../../db/tenant/schema.ts'
 import { moneyJson } from '../../platform/money.ts'
 import type { AccountOut } from './model.ts'
@@ -9,6 +9,9 @@ export type AccountRow = typeof accounts.$inferSelect
 
 const after = sql`(${accounts.createdAt}, ${accounts.id}) > (${sql.placeholder('createdAt')}, ${sql.placeholder('id')})`
 const activeOnly = eq(accounts.isArchived, false)
+/** `limit` accounts matching `where`, in list order (createdAt, id). */
+const pageWhere = (where?: SQL) => (db: TenantDrizzle) =>
+  db.select().from(accounts).where(where).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare()
 
 /** Prepared once per open tenant file. */
 const statements = lazyStatements({
@@ -24,12 +27,10 @@ const statements = lazyStatements({
       .from(accounts)
       .where(eq(accounts.externalId, sql.placeholder('externalId')))
       .prepare(),
-  firstPage: (db) => db.select().from(accounts).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),
-  nextPage: (db) => db.select().from(accounts).where(after).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),
-  firstActivePage: (db) =>
-    db.select().from(accounts).where(activeOnly).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),
-  nextActivePage: (db) =>
-    db.select().from(accounts).where(and(activeOnly, after)).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(sql.placeholder('limit')).prepare(),
+  firstPage: pageWhere(),
+  nextPage: pageWhere(after),
+  firstActivePage: pageWhere(activeOnly),
+  nextActivePage: pageWhere(and(activeOnly, after)),
   setBalance: (db) =>
     db
       .update(accounts)

@@ -1,6 +1,6 @@
-import { and, asc, desc, eq, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, type SQL, sql } from 'drizzle-orm'
 import { lazyStatements } from '../../db/statements.ts'
-import type { Tenant } from '../../db/tenant/registry.ts'
+import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
 import { payeeAliases, payees } from '../../db/tenant/schema.ts'
 import { addUnits, moneyJson } from '../../platform/money.ts'
 import type { PayeeOut } from './model.ts'
@@ -11,6 +11,15 @@ const after = sql`(${payees.createdAt}, ${payees.id}) > (${sql.placeholder('crea
 // instr, not LIKE: LIKE stops at a NUL, so '%\0%' matched every payee. Both sides are normalized (lower case).
 const matches = sql`instr(${payees.searchText}, ${sql.placeholder('q')}) > 0`
 const listOrder = [asc(payees.createdAt), asc(payees.id)]
+/** `limit` payees matching `where`, in list order. */
+const pageWhere = (where?: SQL) => (db: TenantDrizzle) =>
+  db
+    .select()
+    .from(payees)
+    .where(where)
+    .orderBy(...listOrder)
+    .limit(sql.placeholder('limit'))
+    .prepare()
 
 const statements = lazyStatements({
   byId: (db) =>
@@ -40,37 +49,10 @@ const statements = lazyStatements({
       .orderBy(asc(payees.createdAt), asc(payees.id))
       .limit(1)
       .prepare(),
-  firstPage: (db) =>
-    db
-      .select()
-      .from(payees)
-      .orderBy(...listOrder)
-      .limit(sql.placeholder('limit'))
-      .prepare(),
-  nextPage: (db) =>
-    db
-      .select()
-      .from(payees)
-      .where(after)
-      .orderBy(...listOrder)
-      .limit(sql.placeholder('limit'))
-      .prepare(),
-  firstMatchPage: (db) =>
-    db
-      .select()
-      .from(payees)
-      .where(matches)
-      .orderBy(...listOrder)
-      .limit(sql.placeholder('limit'))
-      .prepare(),
-  nextMatchPage: (db) =>
-    db
-      .select()
-      .from(payees)
-      .where(and(matches, after))
-      .orderBy(...listOrder)
-      .limit(sql.placeholder('limit'))
-      .prepare(),
+  firstPage: pageWhere(),
+  nextPage: pageWhere(after),
+  firstMatchPage: pageWhere(matches),
+  nextMatchPage: pageWhere(and(matches, after)),
   mostUsed: (db) =>
     db.select().from(payees).orderBy(desc(payees.transactionCount), asc(payees.createdAt), asc(payees.id)).limit(sql.placeholder('limit')).prepare(),
   setStats: (db) =>
