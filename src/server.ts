@@ -14,7 +14,7 @@ import { type Platform, type RequestState, requestStateOf, type ServerLookup } f
 import { ApiError, type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './platform/errors.ts'
 import { IdempotencyStore } from './platform/idempotency.ts'
 import { docsRoutes, ROOT_POINTER } from './platform/docs/page.ts'
-import { documentBase, systemOperation } from './platform/openapi.ts'
+import { DeferredOperations, documentBase, systemOperation } from './platform/openapi.ts'
 import { mountRoutes } from './platform/pipeline.ts'
 import { WriteGroups } from './platform/write-groups.ts'
 import { type HeaderSink, Limits, RateLimiter } from './platform/rate-limit.ts'
@@ -75,10 +75,12 @@ async function peekHeaders(platform: Platform, request: Request, state: RequestS
 }
 
 /** The keyless, uncounted routes: the API document, the docs page and its assets, health and `/`. They carry the caller's current counts. */
-function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof documentBase>, server: ServerLookup) {
+function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof documentBase>, operations: DeferredOperations, server: ServerLookup) {
   return (
     new Elysia({ name: 'uncounted' })
-      .onTransform(async ({ request, set }) => {
+      .onTransform(async ({ request, set, route }) => {
+        // The plugin reads every route's operation while it builds the document.
+        if (route === '/openapi.json') operations.complete()
         const state = requestStateOf(request, server)
         set.headers['x-request-id'] = state.requestId
         await peekHeaders(platform, request, state, set.headers)
@@ -115,6 +117,7 @@ function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof do
 export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
   const components: Record<string, unknown> = {}
   const base = documentBase(components)
+  const operations = new DeferredOperations(components)
 
   // There is no global onRequest hook: each route's first hook (or this error handler) starts
   // the request's state, which saves Elysia work on every request. The server is read from
@@ -158,10 +161,10 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
         headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...problem.headers },
       })
     })
-    .use(uncountedRoutes(platform, base, server))
+    .use(uncountedRoutes(platform, base, operations, server))
     .use(mcpEndpoint(platform, routes, server))
 
-  mountRoutes(app as unknown as Elysia, platform, routes, components)
+  mountRoutes(app as unknown as Elysia, platform, routes, operations)
   return app
 }
 

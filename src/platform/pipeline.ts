@@ -6,7 +6,7 @@ import { type Platform, type RequestState, requestStateOf } from './context.ts'
 import { ApiError, PROBLEM_CONTENT_TYPE, problemBody } from './errors.ts'
 import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempotency.ts'
 import { canonicalJson } from './json.ts'
-import { buildOperation } from './openapi.ts'
+import type { DeferredOperations } from './openapi.ts'
 import type { AnyRoute, HandlerInput, Reply } from './route.ts'
 import { mayCall } from './scopes.ts'
 import { assertValid, coerceQuery } from './validation.ts'
@@ -256,7 +256,7 @@ export function invoke(platform: Platform, route: AnyRoute, state: RequestState,
 
 type RouteContext = { request: Request; params: unknown; set: ResponseSetter }
 
-export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[], components: Record<string, unknown>): void {
+export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[], operations: DeferredOperations): void {
   const server = () => app.server
   for (const route of routes) {
     const isWrite = route.method === 'POST' || route.method === 'PATCH'
@@ -296,7 +296,7 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       return answer
     }
 
-    const detail = buildOperation({ ...route, errors: route.errors ?? [] }, components)
+    const detail = operations.detailFor({ ...route, errors: route.errors ?? [] })
     app.route(
       route.method,
       route.path,
