@@ -32,10 +32,6 @@ export function readMoney(holder: object, key: string, field = key): Units {
   return result
 }
 
-export function formatUnits(units: Units): string {
-  return decimalOfUnits(units.toString())
-}
-
 /**
  * The decimal text of a count of 10⁻⁸ units written as an integer ("-123400000" → "-1.234"),
  * by moving the point in the digits: no bigint arithmetic, and exact at any size.
@@ -53,9 +49,29 @@ export function decimalOfUnits(integer: string): string {
 const MINUS = 0x2d
 const ZERO = 0x30
 
-/** A money value for a response body: serialised verbatim by JSON.stringify, never through a double. */
-export function moneyJson(units: Units): number {
-  return JSON.rawJSON(formatUnits(units)) as number
+/**
+ * Money values whose nearest double prints as exactly their decimal: at most 15 significant
+ * digits (|units| < 10¹⁵, so `Number(units)` is exact too) and at least 10⁻⁶ (|units| ≥ 100;
+ * smaller values print in exponent form).
+ */
+const PLAIN_DOUBLE = { min: 100, max: 1e15 } as const
+const UNITS_PER_WHOLE = 10 ** SCALE
+
+/**
+ * A money value for a response body, written by JSON.stringify as exactly its decimal
+ * ("12.5", never "12.499999999999998"), given as units or as their integer's text.
+ *
+ * Most values go out as a plain number: `units / 10⁸` is correctly rounded, so it is the
+ * double nearest the decimal, and JSON.stringify writes a double's shortest form that reads
+ * back as the same double. Two decimals of at most 15 significant digits never round to one
+ * double, so that shortest form is the decimal itself. The rest (beyond ten million, or below
+ * 10⁻⁶) go out verbatim as `JSON.rawJSON`, which costs a wrapper object per value.
+ */
+export function moneyJson(units: Units | string): number {
+  const value = Number(units)
+  const magnitude = value < 0 ? -value : value
+  if (magnitude >= PLAIN_DOUBLE.min && magnitude < PLAIN_DOUBLE.max) return value / UNITS_PER_WHOLE
+  return JSON.rawJSON(decimalOfUnits(typeof units === 'string' ? units : units.toString())) as number
 }
 
 /** Adds with the range check every stored balance and total must pass. */

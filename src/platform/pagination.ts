@@ -40,11 +40,3 @@ export function page<Row, Item>(rows: Row[], limit: number, keyOf: (row: Row) =>
   const { pageRows, nextCursor, hasMore } = cut(rows, limit, keyOf)
   return { data: pageRows.map(toItem), nextCursor, hasMore }
 }
-
-/** The same envelope as JSON text, each item written by `itemJson`: what `JSON.stringify(page(…))` gives. */
-export function pageJson<Row>(rows: Row[], limit: number, keyOf: (row: Row) => CursorKey, itemJson: (row: Row) => string): string {
-  const { pageRows, nextCursor, hasMore } = cut(rows, limit, keyOf)
-  let data = ''
-  for (const row of pageRows) data += data === '' ? itemJson(row) : `,${itemJson(row)}`
-  return `{"data":[${data}],"nextCursor":${nextCursor === null ? 'null' : JSON.stringify(nextCursor)},"hasMore":${hasMore}}`
-}

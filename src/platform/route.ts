@@ -24,8 +24,8 @@ export interface HandlerInput<B, Q, P> {
 }
 
 /**
- * A handler's answer: the body as a value, or already as JSON text (`serialized`: a reply the
- * handler keeps ready, or a page written in one pass), or both, when they must be equal.
+ * A handler's answer: the body as a value, and, when the handler keeps it ready, the same body
+ * as JSON text (`serialized`).
  */
 export type Reply<T> = {
   status: number
@@ -33,7 +33,9 @@ export type Reply<T> = {
   location?: string
   /** Extra response headers (reads only: a write's stored answer keeps status, body and Location). */
   headers?: Record<string, string>
-} & ({ body: T; serialized?: string } | { body?: undefined; serialized: string })
+  body: T
+  serialized?: string
+}
 
 export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | undefined, P extends TSchema | undefined, R extends TSchema> {
   method: Method

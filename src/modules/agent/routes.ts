@@ -11,7 +11,7 @@ import { Me, toMe } from '../me/model.ts'
 import { Payee } from '../payees/model.ts'
 import { mostUsedPayees, toPayee } from '../payees/queries.ts'
 import { Transaction } from '../transactions/model.ts'
-import { listTransactionViews, toTransaction } from '../transactions/queries.ts'
+import { listTransactionValues, transactionOfValues } from '../transactions/queries.ts'
 
 const AgentContext = t.Object(
   {
@@ -64,7 +64,7 @@ export const agentRoutes = [
           accounts: listAccountRows(tenant, { limit: -1, includeArchived }).map(toAccount),
           categories: listAllCategoriesForContext(tenant, auth.subject.country, includeArchived),
           payees: mostUsedPayees(tenant, query.payeeLimit ?? 50).map(toPayee),
-          recentTransactions: listTransactionViews(tenant, {}, { limit: query.recentTransactionLimit ?? 50 }).map(toTransaction),
+          recentTransactions: listTransactionValues(tenant, {}, { limit: query.recentTransactionLimit ?? 50 }).map(transactionOfValues),
           serverTime: Date.now(),
         },
         // The feed position of this very snapshot: GET /v1/changes from here misses nothing.

@@ -12,7 +12,7 @@ import {
 import { checkBatchBody, importTransactions } from './batch.ts'
 import { MAX_BATCH_BODY_BYTES, TransactionBatch, TransactionBatchResponse } from './batch-model.ts'
 import { toTransaction } from './queries.ts'
-import { createTransaction, deleteTransaction, getTransactionView, listTransactionsJson, updateTransaction, upsertTransaction, viewOf } from './service.ts'
+import { createTransaction, deleteTransaction, getTransactionView, listTransactionPage, updateTransaction, upsertTransaction, viewOf } from './service.ts'
 
 const tag = 'Transactions'
 const WRITE_ERRORS = ['invalid_reference', 'rule_violation'] as const
@@ -31,7 +31,7 @@ export const transactionRoutes = [
     response: TransactionListResponse,
     statuses: [200],
     errors: ['validation_failed'],
-    handle: ({ tenant, query }) => ({ status: 200, serialized: listTransactionsJson(tenant, query) }),
+    handle: ({ tenant, query }) => ({ status: 200, body: listTransactionPage(tenant, query) }),
   }),
   defineRoute({
     method: 'POST',

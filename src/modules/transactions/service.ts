@@ -5,7 +5,7 @@ import { externalIdConflict, invalidReference, notFound, ruleViolation } from '.
 import { newId } from '../../platform/ids.ts'
 import { numberSource } from '../../platform/json.ts'
 import { addUnits, MAX_UNITS, multiplyByRate, readMoney, type Units } from '../../platform/money.ts'
-import { type CursorKey, decodeCursor, pageJson } from '../../platform/pagination.ts'
+import { type CursorKey, decodeCursor, page } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
 import { findAccount, setAccountBalance } from '../accounts/queries.ts'
 import { adjustPayeeStats } from '../payees/queries.ts'
@@ -20,7 +20,7 @@ import {
   type TransactionRow,
   type TransactionValues,
   type TransactionView,
-  transactionJson,
+  transactionOfValues,
   VALUES_AT,
 } from './queries.ts'
 import { References } from './references.ts'
@@ -261,8 +261,8 @@ const sortKey = (row: TransactionValues): CursorKey => [row[DATE], Number(row[CR
 const newerFirst = (a: TransactionValues, b: TransactionValues) =>
   a[DATE] !== b[DATE] ? (a[DATE] < b[DATE] ? 1 : -1) : a[CREATED_AT] !== b[CREATED_AT] ? (a[CREATED_AT] < b[CREATED_AT] ? 1 : -1) : a[ID] < b[ID] ? 1 : -1
 
-/** Newest first (date, then createdAt, then id), filtered, one keyset page, as the JSON text of the response. */
-export function listTransactionsJson(tenant: Tenant, query: TransactionListInput): string {
+/** Newest first (date, then createdAt, then id), filtered, one keyset page. */
+export function listTransactionPage(tenant: Tenant, query: TransactionListInput) {
   const limit = query.limit ?? 50
   const after = decodeCursor(query.cursor, 'sns')
   const filter: ListFilter = {
@@ -288,5 +288,5 @@ export function listTransactionsJson(tenant: Tenant, query: TransactionListInput
     const destinationRows = listTransactionValues(tenant, { ...filter, accountColumn: 'destination' }, values)
     rows = [...sourceRows, ...destinationRows].sort(newerFirst).slice(0, limit + 1)
   }
-  return pageJson(rows, limit, sortKey, transactionJson)
+  return page(rows, limit, sortKey, transactionOfValues)
 }

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { decimalOfUnits, formatUnits } from '../../src/platform/money.ts'
+import { decimalOfUnits, moneyJson } from '../../src/platform/money.ts'
 import { startUnthrottledServer, type TestServer } from '../support/harness.ts'
-import { createAccount, lexeme } from './helpers.ts'
+import { createAccount, lexeme, rawNumber } from './helpers.ts'
 
 /**
- * A list page is written as JSON text in one pass (`transactionJson`), every other answer
- * stringifies `toTransaction`'s object: the two must give the same bytes for every stored
- * transaction, whatever its money, text and transfer fields hold. Money is compared as text,
+ * A list page's items are made from bare value rows (`transactionOfValues`), every other answer
+ * from the stored row (`toTransaction`): the two must give the same bytes for every stored
+ * transaction, whatever its money, text and transfer fields hold. Money goes out as a plain
+ * double where that prints as exactly its decimal (`moneyJson`), and is compared here as text,
  * never through a double.
  */
 
@@ -44,17 +45,58 @@ function only(body: string, list: boolean): string {
   return list ? body.slice(head.length, body.lastIndexOf('],"nextCursor"')) : body.slice(head.length, -1)
 }
 
-describe('list pages written in one pass', () => {
+/** Units at and around the edges where `moneyJson` stops writing a plain double (100 and 10¹⁵), and everywhere else. */
+const edgeUnits = fc.oneof(
+  units,
+  fc.bigInt({ min: -1000n, max: 1000n }),
+  fc.bigInt({ min: 10n ** 15n - 1000n, max: 10n ** 15n + 1000n }),
+  fc.bigInt({ min: -(10n ** 15n) - 1000n, max: -(10n ** 15n) + 1000n }),
+  // 15 significant digits with every fraction length, and values that are whole.
+  fc.bigInt({ min: 10n ** 14n, max: 10n ** 15n - 1n }),
+  fc.bigInt({ min: 1n, max: 10n ** 7n }).map((whole) => whole * 10n ** 8n),
+  fc.bigInt({ min: 1n, max: 10n ** 14n }).map((u) => -u),
+)
+
+describe('list items and money text', () => {
   test('decimalOfUnits writes what bigint arithmetic gives, at every size and sign', () => {
-    const oracle = (u: bigint) => lexeme(u)
     fc.assert(
       fc.property(units, (u) => {
-        expect(formatUnits(u)).toBe(oracle(u))
-        expect(decimalOfUnits(u.toString())).toBe(oracle(u))
+        expect(decimalOfUnits(u.toString())).toBe(lexeme(u))
       }),
       { numRuns: 2000 },
     )
-    for (const u of [0n, 1n, -1n, 10n ** 8n, -(10n ** 8n), 123_456_789n, MAX, -MAX]) expect(formatUnits(u)).toBe(oracle(u))
+    for (const u of [0n, 1n, -1n, 10n ** 8n, -(10n ** 8n), 123_456_789n, MAX, -MAX]) expect(decimalOfUnits(u.toString())).toBe(lexeme(u))
+  })
+
+  test('moneyJson is written by JSON.stringify as exactly the decimal, from units or their text', () => {
+    fc.assert(
+      fc.property(edgeUnits, (u) => {
+        expect(JSON.stringify(moneyJson(u))).toBe(lexeme(u))
+        expect(JSON.stringify(moneyJson(u.toString()))).toBe(lexeme(u))
+        expect(JSON.stringify({ amount: moneyJson(u) })).toBe(`{"amount":${lexeme(u)}}`)
+      }),
+      { numRuns: 20_000 },
+    )
+    const edges = [
+      0n,
+      1n,
+      99n,
+      100n,
+      101n,
+      123_456_789n,
+      10n ** 15n - 1n,
+      10n ** 15n,
+      999_999_999_999_999n,
+      100_000_000_000_001n,
+      30_000_000n,
+      70_000_000n,
+      MAX,
+      MAX - 1n,
+    ]
+    for (const u of edges.flatMap((e) => [e, -e])) {
+      expect(JSON.stringify(moneyJson(u))).toBe(lexeme(u))
+      expect(JSON.stringify(moneyJson(u.toString()))).toBe(lexeme(u))
+    }
   })
 
   test('every item of a page has the bytes GET /v1/transactions/{id} gives for it', async () => {
@@ -64,6 +106,7 @@ describe('list pages written in one pass', () => {
     const otherCurrency = (await createAccount(server, owner.key, { name: 'C', currency: 'USD' })).id
     let n = 0
     let created = 0
+    const posted = new Map<string, string>()
     await fc.assert(
       fc.asyncProperty(fc.array(item, { minLength: 1, maxLength: 6 }), async (items) => {
         for (const it of items) {
@@ -78,6 +121,7 @@ describe('list pages written in one pass', () => {
           if (it.kind === 'transfer') fields.push(`"isTransfer":true,"transferToAccountId":"${sameCurrency}"`)
           if (it.kind === 'fx-transfer') fields.push(`"isTransfer":true,"transferToAccountId":"${otherCurrency}","exchangeRate":${it.rate}`)
           const res = await server.request('POST', '/v1/transactions', { key: owner.key, body: `{${fields.join(',')}}` })
+          if (res.status === 201) posted.set(res.json.data.id, lexeme(amount))
           // Far-out amounts may move a balance beyond its range: refused, and then nothing to compare.
           if (res.status !== 201) {
             expect(res.status).toBe(422)
@@ -94,6 +138,7 @@ describe('list pages written in one pass', () => {
           const fromList = only(pageRes.text, true)
           const one = await server.request('GET', `/v1/transactions/${pageRes.json.data[0].id}`, { key: owner.key })
           expect(fromList).toBe(only(one.text, false))
+          expect(rawNumber(fromList, 'amount')).toBe(posted.get(pageRes.json.data[0].id) as string)
           seen++
           if (!pageRes.json.hasMore) break
           cursor = pageRes.json.nextCursor
