@@ -1,4 +1,4 @@
-import type { Database } from 'bun:sqlite'
+import type { Database, Statement } from 'bun:sqlite'
 import { lt } from 'drizzle-orm'
 import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import { existsSync } from 'node:fs'
@@ -31,6 +31,11 @@ const PAGE_CACHE = { usual: -2000, importing: -8192 }
 export class Tenant {
   readonly db: TenantDrizzle
   private readonly memo = new Map<object, unknown>()
+  /** `unchanged`'s values, with the file's state they were read in. */
+  private readonly derived = new Map<object, { value: unknown; version: number | bigint; writes: number }>()
+  /** Bumped as each write transaction of this connection starts and ends. */
+  private writes = 0
+  private dataVersion?: Statement<{ data_version: number | bigint }, []>
   private isClosed = false
   /** When a request last used this owner (ms since the epoch), and whether it has rested since. */
   lastUsed = Date.now()
@@ -52,7 +57,14 @@ export class Tenant {
    */
   write<T>(fn: () => T): T {
     // Nested calls join the open transaction: any error aborts the whole write anyway.
-    return this.sqlite.inTransaction ? fn() : this.sqlite.transaction(fn).immediate()
+    if (this.sqlite.inTransaction) return fn()
+    // Counted before and after: a value derived inside the write is not kept past it.
+    this.writes++
+    try {
+      return this.sqlite.transaction(fn).immediate()
+    } finally {
+      this.writes++
+    }
   }
 
   /** Runs `fn` in a savepoint of the open write transaction: an error undoes `fn`'s work alone. */
@@ -64,6 +76,23 @@ export class Tenant {
   /** A consistent snapshot for multi-query reads (the agent context). */
   read<T>(fn: () => T): T {
     return this.sqlite.transaction(fn).deferred()
+  }
+
+  /**
+   * A value read from the file (`load`), kept while the file is unchanged: until this
+   * connection starts a write, or another connection (an admin command) commits, which
+   * `PRAGMA data_version` tells. Call it inside `read`: the pragma starts the snapshot, so the
+   * value and every other query of that read see the same file. Whatever `load` reads must be
+   * changed through `write` only.
+   */
+  unchanged<T>(load: (db: TenantDrizzle) => T): T {
+    this.dataVersion ??= this.sqlite.prepare<{ data_version: number | bigint }, []>('PRAGMA data_version')
+    const version = this.dataVersion.get()?.data_version ?? 0
+    const kept = this.derived.get(load)
+    if (kept && kept.version === version && kept.writes === this.writes) return kept.value as T
+    const value = load(this.db)
+    this.derived.set(load, { value, version, writes: this.writes })
+    return value
   }
 
   /** Per-file prepared statements: `build` runs once per open handle. */
@@ -125,6 +154,8 @@ export class Tenant {
   close(): void {
     this.isClosed = true
     this.memo.clear()
+    this.derived.clear()
+    this.dataVersion = undefined
     this.sqlite.close(true)
   }
 

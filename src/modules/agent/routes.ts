@@ -12,6 +12,7 @@ import { Payee } from '../payees/model.ts'
 import { mostUsedPayees, toPayee } from '../payees/queries.ts'
 import { Transaction } from '../transactions/model.ts'
 import { listTransactionValues, transactionOfValues } from '../transactions/queries.ts'
+import { categoryTypes } from '../categories/queries.ts'
 
 const AgentContext = t.Object(
   {
@@ -58,18 +59,21 @@ export const agentRoutes = [
     },
     handle: ({ auth, tenant, query }) => {
       const includeArchived = query.includeArchived ?? false
-      const { data, changesCursor } = tenant.read(() => ({
-        data: {
-          me: toMe(auth),
-          accounts: listAccountRows(tenant, { limit: -1, includeArchived }).map(toAccount),
-          categories: listAllCategoriesForContext(tenant, auth.subject.country, includeArchived),
-          payees: mostUsedPayees(tenant, query.payeeLimit ?? 50).map(toPayee),
-          recentTransactions: listTransactionValues(tenant, {}, { limit: query.recentTransactionLimit ?? 50 }).map(transactionOfValues),
-          serverTime: Date.now(),
-        },
-        // The feed position of this very snapshot: GET /v1/changes from here misses nothing.
-        changesCursor: encodeFeedCursor(auth.subject.id, feedState(tenant), lastSeq(tenant)),
-      }))
+      const { data, changesCursor } = tenant.read(() => {
+        const types = categoryTypes(tenant)
+        return {
+          data: {
+            me: toMe(auth),
+            accounts: listAccountRows(tenant, { limit: -1, includeArchived }).map(toAccount),
+            categories: listAllCategoriesForContext(tenant, auth.subject.country, includeArchived),
+            payees: mostUsedPayees(tenant, query.payeeLimit ?? 50).map(toPayee),
+            recentTransactions: listTransactionValues(tenant, {}, { limit: query.recentTransactionLimit ?? 50 }).map((row) => transactionOfValues(row, types)),
+            serverTime: Date.now(),
+          },
+          // The feed position of this very snapshot: GET /v1/changes from here misses nothing.
+          changesCursor: encodeFeedCursor(auth.subject.id, feedState(tenant), lastSeq(tenant)),
+        }
+      })
       return { status: 200, body: { data }, headers: { 'x-changes-cursor': changesCursor } }
     },
   }),

@@ -3,6 +3,7 @@ import { placeholders, lazyStatements } from '../../db/statements.ts'
 import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
 import { categories, transactions } from '../../db/tenant/schema.ts'
 import { moneyJson } from '../../platform/money.ts'
+import type { CategoryTypes } from '../categories/queries.ts'
 import type { TransactionOut } from './model.ts'
 
 export type TransactionRow = typeof transactions.$inferSelect
@@ -91,7 +92,6 @@ const pageColumns = {
   transferToAccountId: transactions.transferToAccountId,
   destinationAmount: sql<string | null>`CAST(${transactions.destinationAmount} AS TEXT)`,
   exchangeRate: transactions.exchangeRate,
-  categoryType: categories.type,
   createdAt: transactions.createdAt,
 }
 
@@ -110,12 +110,11 @@ export type TransactionValues = [
   transferToAccountId: string | null,
   destinationAmount: string | null,
   exchangeRate: string | null,
-  categoryType: 'expense' | 'income' | null,
   createdAt: bigint,
 ]
 
 /** Positions in `TransactionValues` that the page order and its cursor read. */
-export const VALUES_AT = { id: 0, date: 6, createdAt: 14 } as const
+export const VALUES_AT = { id: 0, date: 6, createdAt: 13 } as const
 
 function whereOf(filter: ListFilter): SQL | undefined {
   const conditions: SQL[] = []
@@ -134,7 +133,6 @@ const buildPageList = (db: TenantDrizzle, filter: ListFilter) =>
   db
     .select(pageColumns)
     .from(transactions)
-    .leftJoin(categories, eq(categories.id, transactions.categoryId))
     .where(whereOf(filter))
     .orderBy(...listOrder)
     .limit(sql.placeholder('limit'))
@@ -158,9 +156,10 @@ export function listTransactionValues(tenant: Tenant, filter: ListFilter, values
 
 /**
  * A list row as the `Transaction` object (model.ts): the same object `toTransaction` makes of a
- * stored row, built from the page's value row without drizzle's mapping or a bigint per amount.
+ * stored row, built from the page's value row without drizzle's mapping or a bigint per amount,
+ * with `categoryType` from `types` (read in the same snapshot as the row).
  */
-export function transactionOfValues(row: TransactionValues): TransactionOut {
+export function transactionOfValues(row: TransactionValues, types: CategoryTypes): TransactionOut {
   return {
     id: row[0],
     externalId: row[1],
@@ -177,8 +176,8 @@ export function transactionOfValues(row: TransactionValues): TransactionOut {
     exchangeRate: row[12] === null ? null : (JSON.rawJSON(row[12]) as number),
     hasSplits: false,
     splitMode: null,
-    categoryType: row[13],
-    createdAt: Number(row[14]),
+    categoryType: row[3] === null ? null : (types.get(row[3]) ?? null),
+    createdAt: Number(row[13]),
   }
 }
 

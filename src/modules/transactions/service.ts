@@ -1,3 +1,4 @@
+import { categoryTypes } from '../categories/queries.ts'
 import { eq } from 'drizzle-orm'
 import type { Tenant } from '../../db/tenant/registry.ts'
 import { transactions } from '../../db/tenant/schema.ts'
@@ -279,14 +280,18 @@ export function listTransactionPage(tenant: Tenant, query: TransactionListInput)
     if (value !== undefined) values[name] = value
   }
   if (after) Object.assign(values, { date: after[0], createdAt: after[1], id: after[2] })
-  let rows: TransactionValues[]
-  if (query.accountId === undefined) {
-    rows = listTransactionValues(tenant, filter, values)
-  } else {
-    // Source or destination: two index-ordered scans merged, instead of one OR that must sort.
-    const sourceRows = listTransactionValues(tenant, { ...filter, accountColumn: 'source' }, values)
-    const destinationRows = listTransactionValues(tenant, { ...filter, accountColumn: 'destination' }, values)
-    rows = [...sourceRows, ...destinationRows].sort(newerFirst).slice(0, limit + 1)
-  }
-  return page(rows, limit, sortKey, transactionOfValues)
+  // One snapshot for the category types and the rows (and both scans of an account filter).
+  return tenant.read(() => {
+    const types = categoryTypes(tenant)
+    let rows: TransactionValues[]
+    if (query.accountId === undefined) {
+      rows = listTransactionValues(tenant, filter, values)
+    } else {
+      // Source or destination: two index-ordered scans merged, instead of one OR that must sort.
+      const sourceRows = listTransactionValues(tenant, { ...filter, accountColumn: 'source' }, values)
+      const destinationRows = listTransactionValues(tenant, { ...filter, accountColumn: 'destination' }, values)
+      rows = [...sourceRows, ...destinationRows].sort(newerFirst).slice(0, limit + 1)
+    }
+    return page(rows, limit, sortKey, (row) => transactionOfValues(row, types))
+  })
 }
