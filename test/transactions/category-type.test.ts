@@ -42,13 +42,19 @@ function otherConnection(owner: Owner, change: (db: Database) => void): void {
   }
 }
 
+/** An owner with an account, a custom expense category and one transaction in it. */
+async function categorisedTransaction(): Promise<{ owner: Owner; account: string; category: string; txn: string }> {
+  const owner = await server.owner()
+  const account = (await createAccount(server, owner.key)).id
+  const category = (await createCategory(server, owner.key, { name: 'Side costs', type: 'expense' })).id
+  const txn = (await createTxn(server, owner.key, { accountId: account, amount: 12.5, date: '2026-03-01', categoryId: category })).id
+  expect(await categoryTypes(owner, txn, account)).toEqual(['expense', 'expense', 'expense', 'expense'])
+  return { owner, account, category, txn }
+}
+
 describe('categoryType follows the category', () => {
   test('changes through the API show in the next list, account list, read and agent context', async () => {
-    const owner = await server.owner()
-    const account = (await createAccount(server, owner.key)).id
-    const category = (await createCategory(server, owner.key, { name: 'Side costs', type: 'expense' })).id
-    const txn = (await createTxn(server, owner.key, { accountId: account, amount: 12.5, date: '2026-03-01', categoryId: category })).id
-    expect(await categoryTypes(owner, txn, account)).toEqual(['expense', 'expense', 'expense', 'expense'])
+    const { owner, account, category, txn } = await categorisedTransaction()
 
     for (const type of ['income', null, 'expense'] as const) {
       const res = await server.request('PATCH', `/v1/categories/${category}`, { key: owner.key, body: { type } })
@@ -63,11 +69,7 @@ describe('categoryType follows the category', () => {
   })
 
   test('a commit by another connection shows in the next read, with no wait', async () => {
-    const owner = await server.owner()
-    const account = (await createAccount(server, owner.key)).id
-    const category = (await createCategory(server, owner.key, { name: 'Side costs', type: 'expense' })).id
-    const txn = (await createTxn(server, owner.key, { accountId: account, amount: 3, date: '2026-03-02', categoryId: category })).id
-    expect(await categoryTypes(owner, txn, account)).toEqual(['expense', 'expense', 'expense', 'expense'])
+    const { owner, account, category, txn } = await categorisedTransaction()
 
     otherConnection(owner, (db) => db.run("UPDATE categories SET type = 'income' WHERE id = ?", [category]))
     expect(await categoryTypes(owner, txn, account)).toEqual(['income', 'income', 'income', 'income'])
