@@ -5,6 +5,7 @@ import { BooleanQuery, EpochMs } from '../../platform/schemas.ts'
 import { Account } from '../accounts/model.ts'
 import { listAccountRows, toAccount } from '../accounts/queries.ts'
 import { Category } from '../categories/model.ts'
+import { categoryTypes } from '../categories/queries.ts'
 import { encodeFeedCursor, feedState, lastSeq } from '../changes/feed.ts'
 import { listAllCategoriesForContext } from '../categories/service.ts'
 import { Me, toMe } from '../me/model.ts'
@@ -12,7 +13,6 @@ import { Payee } from '../payees/model.ts'
 import { mostUsedPayees, toPayee } from '../payees/queries.ts'
 import { Transaction } from '../transactions/model.ts'
 import { listTransactionValues, transactionOfValues } from '../transactions/queries.ts'
-import { categoryTypes } from '../categories/queries.ts'
 
 const AgentContext = t.Object(
   {

@@ -1,4 +1,3 @@
-import { categoryTypes } from '../categories/queries.ts'
 import { eq } from 'drizzle-orm'
 import type { Tenant } from '../../db/tenant/registry.ts'
 import { transactions } from '../../db/tenant/schema.ts'
@@ -9,6 +8,7 @@ import { addUnits, MAX_UNITS, multiplyByRate, readMoney, type Units } from '../.
 import { type CursorKey, decodeCursor, page } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
 import { findAccount, setAccountBalance } from '../accounts/queries.ts'
+import { categoryTypes } from '../categories/queries.ts'
 import { adjustPayeeStats } from '../payees/queries.ts'
 import type { TransactionListInput, TransactionUpdateInput } from './model.ts'
 import {
