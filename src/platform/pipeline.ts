@@ -189,13 +189,10 @@ function refused(platform: Platform, state: RequestState, idem: Idem, error: unk
   throw error
 }
 
-/** A write in a transaction of its own, answered synchronously (MCP tool calls). */
-function performWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem): Outcome {
+/** The end of every write: the answer `attempt` committed, or its refusal; then the key is free again. */
+function settleWrite(platform: Platform, state: RequestState, idem: Idem, attempt: () => StoredResponse): Outcome {
   try {
-    const tenant = input.tenant
-    const work = writeBody(platform, route, state, input, idem)
-    const stored = tenant.write(() => work(tenant))
-    return committed(platform, idem, stored)
+    return committed(platform, idem, attempt())
   } catch (error) {
     return refused(platform, state, idem, error)
   } finally {
@@ -203,15 +200,24 @@ function performWrite(platform: Platform, route: AnyRoute, state: RequestState, 
   }
 }
 
+/** A write in a transaction of its own, answered synchronously (MCP tool calls). */
+function performWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem): Outcome {
+  const work = writeBody(platform, route, state, input, idem)
+  return settleWrite(platform, state, idem, () => {
+    const tenant = input.tenant
+    return tenant.write(() => work(tenant))
+  })
+}
+
 /** A write over HTTP: it shares its commit with the owner's other writes of this turn (`WriteGroups`). */
-async function performGroupedWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem): Promise<Outcome> {
-  try {
-    return committed(platform, idem, await platform.writes.run(idem.ownerId, writeBody(platform, route, state, input, idem)))
-  } catch (error) {
-    return refused(platform, state, idem, error)
-  } finally {
-    if (idem.token) platform.idempotency.release(idem.ownerId, idem.key, idem.token)
-  }
+function performGroupedWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem): Promise<Outcome> {
+  return platform.writes.run(idem.ownerId, writeBody(platform, route, state, input, idem)).then(
+    (stored) => settleWrite(platform, state, idem, () => stored),
+    (error: unknown) =>
+      settleWrite(platform, state, idem, () => {
+        throw error
+      }),
+  )
 }
 
 /** What an in-process caller (an MCP tool) passes for one operation: typed values, no HTTP. */
