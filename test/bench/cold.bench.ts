@@ -2,15 +2,18 @@ import { readdirSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import type { Benchmark } from './benchmark.ts'
-import { Cleanup, fmt, ROOT, settings, tempDir, UNLIMITED, median } from './support.ts'
+import { buildFloor, Cleanup, fmt, ROOT, settings, tempDir, UNLIMITED, median } from './support.ts'
 
 /**
  * Cold start (issue 11): from spawn to the first 200 on `GET /healthz`, polled from this
  * process every ~2 ms on a fixed free port, each start over a fresh, empty DATA_DIR, for
  *  - pfin from source: `bun src/main.ts serve`;
  *  - pfin compiled: `dist/pfin serve` (built with `bun run build` when missing or older than src/);
- *  - the bare baseline: `test/bench/cold-baseline.ts`, a `Bun.serve` that opens one SQLite file.
- * The three are started in interleaved rounds (the order rotating), COLD_ROUNDS of them
+ *  - the bare baseline: `test/bench/cold-baseline.ts`, a `Bun.serve` that opens one SQLite file;
+ *  - the floor of pfin's stack: `test/bench/cold-floor.ts` compiled as pfin is, once serving with
+ *    Elysia alone and once (FLOOR=stack) also loading drizzle, TypeBox and the swagger plugin.
+ *    No server on pfin's stack starts faster than these: they show how much of a start is pfin's.
+ * They are started in interleaved rounds (the order rotating), COLD_ROUNDS of them
  * (default 10, at least BENCH_ROUNDS); the figures are medians. Target: pfin ≤ 50 ms.
  */
 
@@ -97,11 +100,14 @@ export const benchmark: Benchmark = {
     const cleanup = new Cleanup()
     try {
       await ensureBinary()
+      const floor = await buildFloor(cleanup)
       const env = { LOG_FORMAT: process.env.BENCH_LOG_FORMAT ?? 'off', ...UNLIMITED }
       const variants: Variant[] = [
         { label: 'baseline', cmd: ['bun', join(import.meta.dir, 'cold-baseline.ts')], env: {} },
         { label: 'pfin (bun src/main.ts)', cmd: ['bun', join(ROOT, 'src', 'main.ts'), 'serve'], env },
         { label: 'pfin (dist/pfin)', cmd: [BINARY, 'serve'], env },
+        { label: 'floor: Elysia (compiled)', cmd: [floor], env: {} },
+        { label: 'floor: the stack (compiled)', cmd: [floor], env: { FLOOR: 'stack' } },
       ]
       // One unmeasured start each: the page cache holds the files afterwards, as it would on a restart.
       for (const variant of variants) await coldStart(variant, cleanup)
@@ -117,20 +123,24 @@ export const benchmark: Benchmark = {
         console.log(`round ${String(round + 1).padStart(2)}: ${line.join(', ')}`)
       }
       const base = times.get('baseline') as number[]
-      const results = variants.slice(1).map((variant) => {
+      const measured = variants.slice(1).map((variant) => {
         const ours = times.get(variant.label) as number[]
         const ratios = ours.map((ms, i) => ms / (base[i] as number))
         return { label: variant.label, ms: median(ours), min: Math.min(...ours), max: Math.max(...ours), ratio: median(ratios) }
       })
       console.log(`poll every ${POLL_MS} ms on a fixed free port, fresh DATA_DIR per start, ${ROUNDS} interleaved rounds; medians:`)
       console.log(`  baseline (Bun.serve + bun:sqlite)  ${fmt.ms(median(base))}  (min ${fmt.ms(Math.min(...base))}, max ${fmt.ms(Math.max(...base))})`)
-      for (const r of results)
+      for (const r of measured)
         console.log(
           `  ${r.label.padEnd(33)} ${fmt.ms(r.ms)}  (min ${fmt.ms(r.min)}, max ${fmt.ms(r.max)})  ratio to baseline ${fmt.ratio(r.ratio)} (median of paired ratios)`,
         )
+      const pfin = measured.filter((r) => r.label.startsWith('pfin'))
+      const floors = measured.filter((r) => r.label.startsWith('floor'))
       return {
-        targetMet: results.every((r) => r.ms <= TARGET_MS),
-        summary: `baseline ${fmt.ms(median(base))}; ${results.map((r) => `${r.label} ${fmt.ms(r.ms)} (${fmt.ratio(r.ratio)}×)`).join('; ')}; target ≤ ${TARGET_MS} ms`,
+        targetMet: pfin.every((r) => r.ms <= TARGET_MS),
+        summary:
+          `baseline ${fmt.ms(median(base))}; ${pfin.map((r) => `${r.label} ${fmt.ms(r.ms)} (${fmt.ratio(r.ratio)}×)`).join('; ')}; target ≤ ${TARGET_MS} ms; ` +
+          `the stack's floor: ${floors.map((r) => `${r.label.slice('floor: '.length)} ${fmt.ms(r.ms)}`).join(', ')}`,
       }
     } finally {
       await cleanup.run()

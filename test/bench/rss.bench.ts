@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { Benchmark } from './benchmark.ts'
 import { describeKeyed, type KeyedLoadOptions, keyedLoad } from './keyed-load.ts'
 import {
+  buildFloor,
   Cleanup,
   describe,
   fmt,
@@ -11,6 +12,7 @@ import {
   makeOwnerAndKey,
   type Service,
   settings,
+  spawnServer,
   bareTenantDir,
   startPfin,
   startTenantBaseline,
@@ -27,6 +29,10 @@ import { seed } from './tenant.bench.ts'
  * turns (BENCH_ROUNDS interleaved rounds of all three phases, the order alternating); RSS is
  * read after every phase, and the figure is the median round's RSS after the upsert phase,
  * with the median of the rounds' ratios. Target: pfin ≤ 60 MiB.
+ *
+ * Then the floor of pfin's stack (`cold-floor.ts` with FLOOR=stack, compiled: Elysia, drizzle,
+ * TypeBox and the swagger plugin over one SQLite file) takes the same three phases of load, on
+ * `GET /healthz`: the least memory a server on this stack holds after such loads.
  */
 
 const TARGET_MIB = 60
@@ -70,6 +76,18 @@ async function phases(side: Side, round: number): Promise<void> {
   console.log(
     `round ${round + 1}: ${side.label.padEnd(26)} RSS at start ${mib(row.start)}, after me ${mib(row.me)}, after list ${mib(row.list)}, after upsert ${mib(row.upsert)} (peak ${mib(row.peak)})`,
   )
+}
+
+/** The stack's floor server, idle and after PHASES × DURATION seconds of `GET /healthz`. */
+async function floorAfterLoads(cleanup: Cleanup): Promise<{ idle: number; after: number }> {
+  const floor = await spawnServer([await buildFloor(cleanup)], { DATA_DIR: cleanup.dir(tempDir('pfin-floor-data-')), FLOOR: 'stack' }, 'floor')
+  cleanup.add(() => floor.stop())
+  const idle = memory(floor.proc.pid).rss
+  for (const _ of PHASES) {
+    const r = await load({ url: `${floor.url}/healthz`, duration: DURATION })
+    if (r.non2xx || r.errors) throw new Error(`floor load: ${describe('floor', r)}`)
+  }
+  return { idle, after: memory(floor.proc.pid).rss }
 }
 
 export const benchmark: Benchmark = {
@@ -149,9 +167,13 @@ export const benchmark: Benchmark = {
         `  after upsert: pfin ${mib(o.upsert)}, baseline ${mib(b.upsert)}, ratio ${fmt.ratio(ratios[middle] as number)} (rounds: ${ratios.map(fmt.ratio).join(', ')})`,
       )
       console.log(`  peak (VmHWM): pfin ${mib(o.peak)}, baseline ${mib(b.peak)}; after the last round: pfin ${mib(final.ours)}, baseline ${mib(final.bare)}`)
+      const floor = await floorAfterLoads(cleanup)
+      console.log(
+        `  the stack's floor (compiled Elysia + drizzle + TypeBox + swagger, ${PHASES.length} × ${DURATION}s of GET /healthz): idle ${mib(floor.idle)}, after the loads ${mib(floor.after)}`,
+      )
       return {
         targetMet: o.upsert <= TARGET_MIB,
-        summary: `RSS after me+list+upsert loads: pfin ${mib(o.upsert)}, baseline ${mib(b.upsert)}, ratio ${fmt.ratio(ratios[middle] as number)}; target ≤ ${TARGET_MIB} MiB`,
+        summary: `RSS after me+list+upsert loads: pfin ${mib(o.upsert)}, baseline ${mib(b.upsert)}, ratio ${fmt.ratio(ratios[middle] as number)}; target ≤ ${TARGET_MIB} MiB; the stack's floor after as many /healthz loads ${mib(floor.after)}`,
       }
     } finally {
       await cleanup.run()

@@ -84,6 +84,21 @@ export interface Service {
   stop(): Promise<number>
 }
 
+/**
+ * Compiles `cold-floor.ts`, the floor of pfin's stack (Elysia, with FLOOR=stack also drizzle,
+ * TypeBox and the swagger plugin, over one SQLite file), the way `bun run build` compiles pfin.
+ */
+export async function buildFloor(cleanup: Cleanup): Promise<string> {
+  const outfile = join(cleanup.dir(tempDir('pfin-floor-')), 'floor')
+  const proc = Bun.spawn(['bun', 'build', join(import.meta.dir, 'cold-floor.ts'), '--compile', '--bytecode', '--format=esm', '--outfile', outfile], {
+    cwd: ROOT,
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  if ((await proc.exited) !== 0) throw new Error('compiling test/bench/cold-floor.ts failed')
+  return outfile
+}
+
 /** Spawns a server process and waits for its `… listening on http://HOST:PORT` line. */
 export async function spawnServer(cmd: string[], env: Record<string, string>, label: string): Promise<Service> {
   const proc = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env }, stdout: 'pipe', stderr: 'inherit' })
