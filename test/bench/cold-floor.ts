@@ -1,7 +1,5 @@
-import { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import { Elysia, t } from 'elysia'
+import { openColdDatabase } from './cold-database.ts'
 
 /**
  * The floor of pfin's own stack for the cold-start benchmark (cold.bench.ts): the bare
@@ -11,14 +9,7 @@ import { Elysia, t } from 'elysia'
  * swagger plugin. The benchmark compiles it as `bun run build` compiles pfin, so the start it
  * measures is the least any server on this stack can take: pfin can get close to it, not under it.
  */
-const dataDir = process.env.DATA_DIR ?? '.'
-mkdirSync(dataDir, { recursive: true })
-const db = new Database(join(dataDir, 'control.db'), { create: true, strict: true })
-db.run('PRAGMA busy_timeout = 5000')
-db.run('PRAGMA journal_mode = WAL')
-db.run('PRAGMA synchronous = FULL')
-db.run('PRAGMA foreign_keys = ON')
-db.run('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
+const db = openColdDatabase()
 
 const Health = t.Object({ status: t.Literal('ok') })
 let healthy: () => boolean
