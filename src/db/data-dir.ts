@@ -67,6 +67,8 @@ function reason(error: unknown): string {
  * The claim is an exclusive lock on a small SQLite file of its own, `DATA_DIR/server.lock`,
  * taken through SQLite (`locking_mode = EXCLUSIVE`): the operating system releases it when the
  * process ends in any way, SIGKILL included, so a crashed server never leaves a stale claim.
+ * Taking it writes nothing once the file exists: `BEGIN EXCLUSIVE` takes the lock and the
+ * locking mode keeps it past the empty commit, so a start pays no fsync for its claim.
  */
 export class DataDirLock {
   private constructor(private readonly db: Database) {}
@@ -78,9 +80,9 @@ export class DataDirLock {
       db.run('PRAGMA busy_timeout = 0')
       db.run('PRAGMA locking_mode = EXCLUSIVE')
       db.run('BEGIN EXCLUSIVE')
-      db.run('CREATE TABLE IF NOT EXISTS holder (pid INTEGER NOT NULL, started_at INTEGER NOT NULL)')
-      db.run('DELETE FROM holder')
-      db.run('INSERT INTO holder (pid, started_at) VALUES (?, ?)', [process.pid, Date.now()])
+      // Written once, when the file is new; the file holds nothing else. (Older versions also
+      // kept a `holder` row with their pid, rewritten at every start: that cost an fsync.)
+      db.run('CREATE TABLE IF NOT EXISTS claim (id INTEGER PRIMARY KEY)')
       // In EXCLUSIVE locking mode the lock outlives the commit, until the connection closes.
       db.run('COMMIT')
     } catch (error) {

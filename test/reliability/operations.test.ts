@@ -1,3 +1,4 @@
+import { Database } from 'bun:sqlite'
 import { afterAll, describe, expect, test } from 'bun:test'
 import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -45,6 +46,26 @@ describe('one server per port and per DATA_DIR', () => {
     await first.proc.exited
     const third = await startServer(processEnv(dataDir))
     expect((await fetch(`${third.url}/healthz`)).status).toBe(200)
+  }, 30_000)
+
+  test('a server started on an existing server.lock (its own, or an older version’s) holds it as firmly', async () => {
+    // The claim writes only to a new file; on an existing one the lock comes from BEGIN
+    // EXCLUSIVE alone, kept past its empty commit by the locking mode.
+    const dataDir = tempDir('pfin-relock-')
+    mkdirSync(dataDir, { recursive: true })
+    const old = new Database(join(dataDir, 'server.lock'), { create: true })
+    old.run('CREATE TABLE holder (pid INTEGER NOT NULL, started_at INTEGER NOT NULL)')
+    old.run('INSERT INTO holder (pid, started_at) VALUES (1, 0)')
+    old.close()
+    for (let start = 1; start <= 2; start++) {
+      const server = await startServer(processEnv(dataDir))
+      const second = await refusedServe(processEnv(dataDir))
+      expect({ start, code: second.code }).toEqual({ start, code: 1 })
+      expect(second.stderr).toContain('DATA_DIR')
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+      server.proc.kill('SIGKILL')
+      await server.proc.exited
+    }
   }, 30_000)
 
   test('in one process too, a second platform on the same DATA_DIR is refused', async () => {
