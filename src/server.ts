@@ -136,8 +136,9 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
         await peekHeaders(platform, request, state, set.headers)
         // The path as the router saw it: the URL text up to '?'. (`new URL().pathname` drops a
         // `#fragment` the router kept, which made an unmatched `GET /v1/me#x` a 405 allowing GET.)
+        // Without a usable Host header, Bun's `request.url` is the bare target (`/nowhere`).
         const url = request.url
-        const start = url.indexOf('/', url.indexOf('://') + 3)
+        const start = url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('://') + 3)
         const query = url.indexOf('?', start)
         const path = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query)
         const allowed = allowedMethods(app.routes, path)

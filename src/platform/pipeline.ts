@@ -20,6 +20,13 @@ import { assertValid, coerceQuery } from './validation.ts'
 
 type Headers = Record<string, string | number>
 
+/**
+ * The request's URL. Bun makes `request.url` from the Host header, and without a usable one (an
+ * HTTP/1.0 request with none, `Host: `, `Host: x/y`) it is the bare target, `/v1/accounts?limit=5`:
+ * resolved against a placeholder origin, the path and query are read the same either way.
+ */
+const requestUrl = (request: Request): URL => new URL(request.url, 'http://host.invalid')
+
 /** Counts the request against the key's bucket, or the client IP's without a valid key; throws 429, then 401. */
 export function admit(platform: Platform, auth: AuthContext | null, state: RequestState, headers: Headers): AuthContext {
   const retryAfter = auth
@@ -113,7 +120,7 @@ async function prepareWrite(platform: Platform, route: AnyRoute, request: Reques
   const key = readIdempotencyKey(request.headers.get('idempotency-key'))
   const decoded = route.body ? await readJsonBody(request, route.maxBodyBytes) : undefined
   const ownerId = auth.subject.id
-  const print = fingerprint(route.method, new URL(request.url).pathname, decoded?.canonical ?? '')
+  const print = fingerprint(route.method, requestUrl(request).pathname, decoded?.canonical ?? '')
   const stored = platform.idempotency.find(platform.tenants.get(ownerId), key)
   if (stored) {
     if (stored.fingerprint !== print) {
@@ -275,7 +282,7 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       authorize(route, auth)
       state.auth = auth
       if (route.query) {
-        const query = coerceQuery(route.query, Object.fromEntries(new URL(request.url).searchParams))
+        const query = coerceQuery(route.query, Object.fromEntries(requestUrl(request).searchParams))
         assertValid(route.query, query, 'query')
         state.query = query
       }
