@@ -71,13 +71,24 @@ const malformed = (detail: string) => new ApiError('malformed_json', detail)
 
 const tooLarge = (limit: number) => new ApiError('payload_too_large', `The request body must not exceed ${limit} bytes`)
 
+/**
+ * Reading fails only when the client stops sending: it closed the connection part way through
+ * its Content-Length or chunks, or went quiet past the server's idle timeout. That is the
+ * client's doing, answered (to nobody) and logged as a body that is not JSON, not as a 500.
+ */
+const cutShort = () => malformed('The request body ended early: the client closed the connection before sending all of it')
+
 async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
   const chunks: Uint8Array[] = []
   let size = 0
-  for await (const chunk of stream) {
-    size += chunk.byteLength
-    if (size > limit) throw tooLarge(limit)
-    chunks.push(chunk)
+  try {
+    for await (const chunk of stream) {
+      size += chunk.byteLength
+      if (size > limit) throw tooLarge(limit)
+      chunks.push(chunk)
+    }
+  } catch (error) {
+    throw error instanceof ApiError ? error : cutShort()
   }
   return Buffer.concat(chunks)
 }
