@@ -22,6 +22,11 @@ export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Pr
   if (!contentType || !JSON_MEDIA_TYPE.test(contentType)) {
     throw new ApiError('unsupported_media_type', 'Send the request body as JSON with Content-Type: application/json')
   }
+  const coding = request.headers.get('content-encoding')?.trim().toLowerCase()
+  if (coding && coding !== 'identity') {
+    // RFC 9110 §8.4.1: a content coding the server does not decode is refused, never read as text.
+    throw new ApiError('unsupported_media_type', 'Send the request body uncompressed: Content-Encoding is not supported (send none, or identity)')
+  }
   if (declared > limit) throw tooLarge(limit)
   const bytes = await readLimited(request.body, limit)
   if (bytes.byteLength === 0) return undefined

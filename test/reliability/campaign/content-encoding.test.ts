@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { sendRaw, startUnthrottledServer, type TestServer } from '../../support/harness.ts'
+
+/**
+ * Campaign finding (2026-11-25, low; format), fixed: `Content-Encoding` on a request body was ignored. A gzip body
+ * sent with `Content-Encoding: gzip` is answered 400 malformed_json "(it is not UTF-8 text)", and
+ * plain JSON mislabelled `Content-Encoding: gzip` (or br, zstd, deflate) is accepted and written.
+ * RFC 9110 §8.4.1: a server that does not support a request's content coding answers 415; the
+ * CONTRACT §6 code for that is unsupported_media_type. Either decode it or refuse it, but do not
+ * read the coded bytes as JSON.
+ */
+
+let server: TestServer
+let key: string
+beforeAll(async () => {
+  server = await startUnthrottledServer()
+  key = (await server.owner()).key
+})
+afterAll(() => server.stop())
+
+const json = '{"name":"Coded","type":"bank","balance":1,"currency":"EUR"}'
+const headers = (encoding: string) => ({
+  authorization: `Bearer ${key}`,
+  'content-type': 'application/json',
+  'content-encoding': encoding,
+  'idempotency-key': crypto.randomUUID(),
+})
+
+test('a gzip-coded body is decoded (201) or refused 415, not read as JSON text', async () => {
+  const res = await sendRaw(server.url, '/v1/accounts', { method: 'POST', headers: headers('gzip'), body: Bun.gzipSync(new TextEncoder().encode(json)) })
+  // Before the fix: 400 malformed_json "The request body is not valid JSON (it is not UTF-8 text)".
+  expect(res.status).toBe(415)
+  expect(res.json.code).toBe('unsupported_media_type')
+})
+
+test('a body labelled gzip that is not gzip is not written as if it were plain JSON', async () => {
+  const res = await sendRaw(server.url, '/v1/accounts', { method: 'POST', headers: headers('gzip'), body: json })
+  // Before the fix: 201 Created.
+  expect(res.status).toBe(415)
+  expect(res.json.code).toBe('unsupported_media_type')
+})
+
+test('every coding but identity is refused 415 and writes nothing; identity (any case) is read as usual', async () => {
+  for (const coding of ['br', 'zstd', 'deflate', 'compress', 'gzip, identity', 'x-made-up']) {
+    const res = await sendRaw(server.url, '/v1/accounts', { method: 'POST', headers: headers(coding), body: json })
+    expect({ coding, status: res.status }).toEqual({ coding, status: 415 })
+  }
+  const list = await sendRaw(server.url, '/v1/accounts?limit=100', { method: 'GET', headers: { authorization: `Bearer ${key}` } })
+  expect(list.json.data).toEqual([])
+  const plain = await sendRaw(server.url, '/v1/accounts', { method: 'POST', headers: headers('Identity'), body: json })
+  expect(plain.status).toBe(201)
+})
