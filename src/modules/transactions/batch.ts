@@ -125,14 +125,15 @@ export function importTransactions(tenant: Tenant, country: string | null, batch
 
 /**
  * Balances and payee totals move once for the whole batch (one write per account and payee
- * instead of one per item). A balance pushed out of range is therefore reported for the batch,
- * not for one item: only the sum of the items decides it.
+ * instead of one per item). Only the sum of the items decides whether a balance leaves the
+ * money range; when it does, the error names the item a dry run of the same body names.
  */
 function applyAll(tenant: Tenant, country: string | null, items: readonly Item[], skipDeleted: boolean): BatchItemOut[] {
   return tenant.write(() => {
     const effects = new Effects()
     const refs = new References(tenant, country)
     const applied = items.map((item, index) => {
+      effects.item = index
       try {
         return applyItem(tenant, country, item, skipDeleted, { refs, effects })
       } catch (error) {
@@ -140,6 +141,8 @@ function applyAll(tenant: Tenant, country: string | null, items: readonly Item[]
         throw error
       }
     })
+    const failure = effects.rangeFailure(tenant)
+    if (failure) throw new ApiError(failure.error.code, itemDetail(failure.item, itemRuleError(failure.error)), failure.error.headers)
     try {
       effects.apply(tenant)
     } catch (error) {
