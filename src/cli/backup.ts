@@ -49,12 +49,19 @@ export async function backupCommand(ctx: OpsContext, args: string[]): Promise<nu
 export async function restoreCommand(ctx: OpsContext, args: string[]): Promise<number> {
   const { flags } = parseFlags(args, ['from', 'owner'])
   const ownerId = optional(flags as Flags, 'owner')
-  const result = await restore(ctx.dataDir, required(flags, 'from'), { ownerId, progress: progressFor(ctx.json) })
+  const warn = (message: string) => process.stderr.write(`warning: ${message}\n`)
+  const result = await restore(ctx.dataDir, required(flags, 'from'), { ownerId, progress: progressFor(ctx.json), warn })
   endProgress(ctx.json)
+  const kept = result.kept
+  const credentials = !kept
+    ? ''
+    : kept.read
+      ? ` Kept from the replaced control.db: ${kept.revokedKeys} revocation(s) and ${kept.newKeys} key(s) made since the backup, and ${kept.newOwners.length} owner(s) created since (${kept.newOwners.join(', ') || 'none'}), whose files were left as they are.`
+      : ' The replaced control.db could not be read: revoke again any key revoked since the backup.'
   ctx.out.result(
     result,
     `Restored ${result.control ? 'control.db and ' : ''}${result.owners.length} owner file(s) from ${result.from}. ` +
-      'Sync clients must resync (their change-feed cursors now answer 410).',
+      `Sync clients must resync (their change-feed cursors now answer 410).${credentials}`,
   )
   return 0
 }

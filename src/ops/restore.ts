@@ -1,7 +1,9 @@
 import { Database } from 'bun:sqlite'
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
+import { migrations as controlMigrations } from '../../drizzle/control/manifest.ts'
 import { DataDirLock, makeDatabasePrivate } from '../db/data-dir.ts'
+import { openDatabase } from '../db/sqlite.ts'
 import { BackupError, type ManifestFile, verifyBackup } from './backup.ts'
 
 /**
@@ -10,6 +12,8 @@ import { BackupError, type ManifestFile, verifyBackup } from './backup.ts'
  * owner file gets a new change-feed epoch, so sync clients' cursors expire (410) instead of
  * silently missing what the restore took away; and control.db forgets every stored answer that
  * the restored owner file does not hold, so no retry is told "done" for a write that is gone.
+ * A whole restore brings control.db back too, but keeps the credentials of the one it replaces
+ * (`keepCredentials`): restoring data never brings a revoked key back to life.
  */
 
 type Progress = (message: string) => void
@@ -85,11 +89,89 @@ function bringBackOwner(control: Database, backupControl: string, ownerId: strin
   }
 }
 
+/** What a whole restore kept of the control database it replaced. */
+export interface KeptCredentials {
+  /** Keys revoked since the backup, revoked again in the restored control.db. */
+  revokedKeys: number
+  /** Keys made since the backup (for owners the restored control.db knows), kept. */
+  newKeys: number
+  /** Owners created since the backup: not in it, so their files were left as they are, and their rows, keys and stored answers kept. */
+  newOwners: string[]
+  /** False when the replaced control.db could not be read (missing or damaged): nothing was kept. */
+  read: boolean
+}
+
+const CONTROL_BEFORE_RESTORE = 'control.db.before-restore'
+
+/** A copy of the control database about to be replaced, made by SQLite; null when there is none or it cannot be read. */
+function copyCurrentControl(dataDir: string): string | null {
+  const current = join(dataDir, 'control.db')
+  if (!existsSync(current)) return null
+  const copy = join(dataDir, CONTROL_BEFORE_RESTORE)
+  rmSync(copy, { force: true })
+  try {
+    const db = new Database(current)
+    try {
+      db.run('PRAGMA busy_timeout = 10000')
+      db.run('VACUUM INTO ?', [copy])
+    } finally {
+      db.close(true)
+    }
+    // Brought to this version's schema, like the restored copy, so their rows line up column for column.
+    openDatabase(copy, { synchronous: 'NORMAL', migrations: controlMigrations }).close(true)
+    return copy
+  } catch {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(copy + suffix, { force: true })
+    return null
+  }
+}
+
+/**
+ * Keys are credentials, not data: after a whole restore, a key revoked since the backup (a
+ * leaked one, say) stays revoked, and keys made since keep working. An owner created since the
+ * backup is not in it, so its file is left untouched; its row, keys and stored answers are kept
+ * with it, rather than leaving a file no owner points to. Everything else in control.db (owners'
+ * profiles, stored answers of restored owners) is the backup's.
+ */
+function keepCredentials(dataDir: string, previous: string | null): KeptCredentials {
+  if (previous === null) return { revokedKeys: 0, newKeys: 0, newOwners: [], read: false }
+  const control = openDatabase(join(dataDir, 'control.db'), { synchronous: 'NORMAL', migrations: controlMigrations })
+  try {
+    control.run('ATTACH DATABASE ? AS previous', [previous])
+    try {
+      return control.transaction(() => {
+        const revokedKeys = control.run(
+          `UPDATE main.api_keys SET revoked_at = (SELECT p.revoked_at FROM previous.api_keys p WHERE p.id = api_keys.id)
+           WHERE revoked_at IS NULL AND id IN (SELECT id FROM previous.api_keys WHERE revoked_at IS NOT NULL)`,
+        ).changes
+        const newOwners = control
+          .query<{ id: string }, []>('SELECT id FROM previous.owners WHERE id NOT IN (SELECT id FROM main.owners) ORDER BY id')
+          .all()
+          .map((row) => row.id)
+        control.run('INSERT INTO main.owners SELECT * FROM previous.owners WHERE id NOT IN (SELECT id FROM main.owners)')
+        const newKeys = control.run(
+          `INSERT INTO main.api_keys SELECT * FROM previous.api_keys
+           WHERE id NOT IN (SELECT id FROM main.api_keys) AND owner_id IN (SELECT id FROM main.owners)`,
+        ).changes
+        for (const ownerId of newOwners) {
+          control.run('INSERT OR IGNORE INTO main.idempotency_records SELECT * FROM previous.idempotency_records WHERE owner_id = ?', [ownerId])
+        }
+        return { revokedKeys, newKeys, newOwners, read: true }
+      })()
+    } finally {
+      control.run('DETACH DATABASE previous')
+    }
+  } finally {
+    control.close(true)
+    for (const suffix of ['', '-wal', '-shm']) rmSync(previous + suffix, { force: true })
+  }
+}
+
 export async function restore(
   dataDir: string,
   from: string,
-  options: { ownerId?: string; progress?: Progress } = {},
-): Promise<{ from: string; owners: string[]; control: boolean; forgottenAnswers: number }> {
+  options: { ownerId?: string; progress?: Progress; warn?: (message: string) => void } = {},
+): Promise<{ from: string; owners: string[]; control: boolean; forgottenAnswers: number; kept: KeptCredentials | null }> {
   const source = resolve(from)
   const progress = options.progress ?? (() => {})
   const { manifest, problems } = await verifyBackup(source, progress)
@@ -102,11 +184,19 @@ export async function restore(
   try {
     // A whole restore brings control.db back first, so the owner files are checked against it.
     const ordered = [...wanted].sort((a, b) => (a.ownerId === null ? -1 : b.ownerId === null ? 1 : 0))
+    const wholeControl = ordered.some((file) => file.ownerId === null)
+    const previous = wholeControl ? copyCurrentControl(dataDir) : null
+    if (wholeControl && previous === null && existsSync(join(dataDir, 'control.db'))) {
+      options.warn?.(
+        'the control.db being replaced cannot be read, so nothing of it is kept: keys revoked since the backup are active again — revoke them again',
+      )
+    }
     for (const [index, file] of ordered.entries()) {
       progress(`restoring ${file.path} (${index + 1}/${ordered.length})`)
       place(join(source, file.path), join(dataDir, file.path))
       if (file.ownerId !== null) renewEpoch(join(dataDir, file.path))
     }
+    const kept = wholeControl ? keepCredentials(dataDir, previous) : null
     const control = new Database(join(dataDir, 'control.db'))
     let forgottenAnswers = 0
     try {
@@ -122,8 +212,9 @@ export async function restore(
     return {
       from: source,
       owners: ordered.flatMap((file) => (file.ownerId === null ? [] : [file.ownerId])),
-      control: ordered.some((file) => file.ownerId === null),
+      control: wholeControl,
       forgottenAnswers,
+      kept,
     }
   } finally {
     lock.release()
