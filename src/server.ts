@@ -123,7 +123,10 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
   // the request's state, which saves Elysia work on every request. The server is read from
   // `app` rather than the context, which would make Elysia define a getter per request.
   const server: ServerLookup = () => app.server
-  const app = new Elysia({ normalize: false, aot: true })
+  // A request the native router does not match (a path with dot segments, say) is routed by
+  // Elysia's own handler, which by default skips 11 characters of the URL as if every Host were
+  // at least `a.bc` long: with `Host: api` it read `/v1/me` as `/me`. Bun serves plain http.
+  const app = new Elysia({ normalize: false, aot: true, handler: { standardHostname: false } })
     .onError({ as: 'global' }, async ({ code, error, request, set }) => {
       const state = requestStateOf(request, server)
       const requestId = state.requestId

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { connect } from 'node:net'
+import { startUnthrottledServer, type TestServer } from '../../support/harness.ts'
+
+/**
+ * Campaign finding (2026-11-25), fixed: a request target with dot segments or a backslash (`/v1/../v1/me`,
+ * `/v1/./me`, `/v1\me`, `/x/../healthz`) sent with a Host of 1–3 characters (`api`, `web`, `db`:
+ * Docker Compose service names; or `x`) is answered by a 405 that contradicts itself:
+ * "GET is not allowed on /v1/me; allowed: GET" with `Allow: GET`. With a longer Host the same
+ * target is served (200).
+ * Cause: Bun normalises `request.url` (dot segments, backslashes) but its native router matched
+ * the raw target, so the request falls back to Elysia's dynamic handler, which finds the path
+ * with `url.indexOf('/', 11)` (it assumes a host of at least 4 characters: for `http://x/v1/me`
+ * that yields `/me`). Nothing matches, and pfin's 404 handler, which reads the path correctly,
+ * finds `/v1/me` known with GET and answers 405.
+ * CONTRACT §6: 405 is for a known path with another method; the answer must not depend on the
+ * length of the Host header.
+ */
+
+let server: TestServer
+let key: string
+beforeAll(async () => {
+  server = await startUnthrottledServer()
+  key = (await server.owner()).key
+})
+afterAll(() => server.stop())
+
+function rawGet(target: string, host: string | null): Promise<{ status: number; allow: string | null; body: string }> {
+  const { hostname, port } = new URL(server.url)
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    const socket = connect(Number(port), hostname, () =>
+      socket.write(
+        host === null
+          ? `GET ${target} HTTP/1.0\r\nAuthorization: Bearer ${key}\r\n\r\n`
+          : `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`,
+      ),
+    )
+    socket.on('data', (c: Buffer) => chunks.push(c))
+    socket.on('error', reject)
+    socket.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8')
+      const head = text.slice(0, text.indexOf('\r\n\r\n'))
+      resolve({ status: Number(head.split(' ')[1]), allow: /\r\nallow: ([^\r]*)/i.exec(head)?.[1] ?? null, body: text.slice(head.length + 4) })
+    })
+  })
+}
+
+describe('dot segments and backslashes in the request target, with a short Host', () => {
+  for (const target of ['/v1/../v1/me', '/v1/./me', '/./v1/me', '/v1\\me', '/x/../healthz']) {
+    test(`GET ${target} with Host "api" is answered as with Host "localhost"`, async () => {
+      const long = await rawGet(target, 'localhost')
+      const short = await rawGet(target, 'api')
+      // Before the fix: localhost → 200; api → 405 "GET is not allowed on /v1/me; allowed: GET" (Allow: GET).
+      expect({ target, status: short.status, allow: short.allow }).toEqual({ target, status: long.status, allow: long.allow })
+    })
+  }
+
+  test('without any Host (HTTP/1.0) such a target is served or 404, never a 405 that allows the method it refuses', async () => {
+    for (const target of ['/v1/../v1/me', '/v1/./me', '/v1\\me', '/x/../healthz', '/a/b/../../v1/me']) {
+      const res = await rawGet(target, null)
+      const contradicts = res.status === 405 && (res.allow ?? '').split(/,\s*/).includes('GET')
+      expect({ target, contradicts, status: [200, 404].includes(res.status) }).toEqual({ target, contradicts: false, status: true })
+    }
+  })
+})
