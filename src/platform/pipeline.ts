@@ -282,7 +282,7 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       authorize(route, auth)
       state.auth = auth
       if (route.query) {
-        const query = coerceQuery(route.query, Object.fromEntries(requestUrl(request).searchParams))
+        const query = coerceQuery(route.query, requestUrl(request).searchParams)
         assertValid(route.query, query, 'query')
         state.query = query
       }

@@ -38,18 +38,23 @@ export function compile<T extends TSchema>(schema: T): TypeCheck<T> {
 
 /**
  * Query strings carry text; turn the values whose schema wants a number or a boolean into
- * one (when they spell one), leaving everything else for the schema check to reject.
+ * one (when they spell one), leaving everything else for the schema check to reject. A
+ * parameter given twice is refused rather than one of its values picked silently.
  */
-export function coerceQuery(schema: TSchema, raw: Record<string, string | string[] | undefined>): Record<string, unknown> {
+export function coerceQuery(schema: TSchema, params: URLSearchParams): Record<string, unknown> {
   const properties = ((schema as { properties?: Record<string, TSchema> }).properties ?? {}) as Record<string, { type?: string }>
   const out: Record<string, unknown> = {}
-  for (const [name, value] of Object.entries(raw)) {
-    if (value === undefined) continue
-    const type = properties[name]?.type
-    if (typeof value !== 'string') out[name] = value
-    else if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(value)) out[name] = Number(value)
-    else if (type === 'boolean' && (value === 'true' || value === 'false')) out[name] = value === 'true'
-    else out[name] = value
+  for (const [name, value] of params) {
+    if (Object.hasOwn(out, name)) {
+      throw new ApiError('validation_failed', `Query parameter '${name.slice(0, 64).toWellFormed()}' is given more than once; send it once`)
+    }
+    const type = Object.hasOwn(properties, name) ? properties[name]?.type : undefined
+    let typed: unknown = value
+    if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(value)) typed = Number(value)
+    else if (type === 'boolean' && (value === 'true' || value === 'false')) typed = value === 'true'
+    // `?__proto__=1` must stay a parameter (and be refused as unknown), not set the object's prototype.
+    if (name === '__proto__') Object.defineProperty(out, name, { value: typed, enumerable: true, writable: true, configurable: true })
+    else out[name] = typed
   }
   return out
 }
