@@ -14,7 +14,7 @@ export function createOwner(control: ControlStore, tenants: TenantRegistry, inpu
   control.createOwner(owner)
   // The owner's file is made now, with a copy of the profile, so it is complete on its own.
   const { tier: _tier, ...ownProfile } = owner
-  tenants.get(owner.id).db.insert(profile).values(ownProfile).onConflictDoNothing().run()
+  tenants.create(owner.id).db.insert(profile).values(ownProfile).onConflictDoNothing().run()
   return owner
 }
 

@@ -14,14 +14,22 @@ export interface Migration {
  */
 export function openDatabase(
   path: string,
-  options: { synchronous: 'FULL' | 'NORMAL'; migrations: Migration[]; verify?: boolean; pragmas?: readonly string[] },
+  options: {
+    synchronous: 'FULL' | 'NORMAL'
+    migrations: Migration[]
+    verify?: boolean
+    pragmas?: readonly string[]
+    /** The file must already hold a database: a missing or empty one is not made anew. */
+    existing?: boolean
+  },
 ): Database {
   prepareDir(dirname(path))
   makeDatabasePrivate(path)
-  const db = new Database(path, { create: true, strict: true, safeIntegers: true })
+  const db = new Database(path, { readwrite: true, create: !options.existing, strict: true, safeIntegers: true })
   try {
     // Admin commands and the server share these files: wait for a lock rather than fail.
     db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+    if (options.existing) assertNotEmpty(db)
     if (options.verify) assertIntact(db)
     db.run('PRAGMA journal_mode = WAL')
     db.run(`PRAGMA synchronous = ${options.synchronous}`)
@@ -42,6 +50,15 @@ export const BUSY_TIMEOUT_MS = 10_000
 
 /** The file is damaged: SQLite's quick check found problems, or it is not a database at all. */
 export class DamagedDatabaseError extends Error {}
+
+/**
+ * A file of zero bytes (or one holding no tables) is a valid empty database to SQLite, and would
+ * pass `quick_check`: where a database must already exist, it is as damaged as a missing one.
+ */
+function assertNotEmpty(db: Database): void {
+  const tables = db.query<{ n: number | bigint }, []>('SELECT count(*) AS n FROM sqlite_master').get()
+  if (Number(tables?.n ?? 0) === 0) throw new DamagedDatabaseError('the file holds no database (it is empty)')
+}
 
 /**
  * `PRAGMA quick_check` before anything writes to the file: a damaged database must not take

@@ -1,11 +1,11 @@
-import type { Database } from 'bun:sqlite'
+import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrations as controlMigrations } from '../../drizzle/control/manifest.ts'
 import { migrations as tenantMigrations } from '../../drizzle/tenant/manifest.ts'
 import { profile } from '../../src/db/tenant/schema.ts'
-import { TenantRegistry } from '../../src/db/tenant/registry.ts'
+import { TenantRegistry, TenantUnavailableError } from '../../src/db/tenant/registry.ts'
 import { newId } from '../../src/platform/ids.ts'
 import { startTestServer, tempDir, type TestServer } from '../support/harness.ts'
 import { openFile } from './fixtures.ts'
@@ -124,7 +124,7 @@ describe('tenant files', () => {
     try {
       const ownerId = newId('own')
       const first = new TenantRegistry(dataDir, 4)
-      first.get(ownerId)
+      first.create(ownerId)
       first.closeAll()
       const second = new TenantRegistry(dataDir, 4)
       expect(migrationTimes(second.get(ownerId).sqlite)).toEqual(tenantMigrations.map((m) => m.when))
@@ -144,7 +144,7 @@ describe('TenantRegistry', () => {
 
   const addProfile = (registry: TenantRegistry, ownerId: string, name: string) =>
     registry
-      .get(ownerId)
+      .create(ownerId)
       .db.insert(profile)
       .values({ id: ownerId, name, email: null, country: null, defaultCurrency: null, preferredLanguage: null, createdAt: Date.now() })
       .run()
@@ -152,11 +152,11 @@ describe('TenantRegistry', () => {
   test('with capacity 2, opening a third owner closes the least recently used handle; re-opening works', () => {
     const registry = new TenantRegistry(dataDir, 2)
     const [a, b, c] = [newId('own'), newId('own'), newId('own')]
-    const first = registry.get(a)
+    const first = registry.create(a)
     addProfile(registry, a, 'A')
-    registry.get(b)
+    registry.create(b)
     expect(registry.size).toBe(2)
-    registry.get(c)
+    registry.create(c)
     expect(registry.size).toBe(2)
     expect(registry.openTenants().map((t) => t.ownerId)).toEqual([b, c])
     // The evicted handle is really closed.
@@ -174,10 +174,10 @@ describe('TenantRegistry', () => {
   test('using a handle makes it most recently used', () => {
     const registry = new TenantRegistry(dataDir, 2)
     const [a, b, c] = [newId('own'), newId('own'), newId('own')]
-    const ha = registry.get(a)
-    const hb = registry.get(b)
+    const ha = registry.create(a)
+    const hb = registry.create(b)
     expect(registry.get(a)).toBe(ha)
-    registry.get(c)
+    registry.create(c)
     expect(() => hb.sqlite.query('SELECT 1').get()).toThrow()
     expect(Number(ha.sqlite.query<{ one: bigint }, []>('SELECT 1 AS one').get()?.one)).toBe(1)
     registry.closeAll()
@@ -270,6 +270,48 @@ describe('TenantRegistry', () => {
         registry.closeAll()
       }
     })
+  })
+
+  test('get never makes a file: a missing or emptied one is unavailable (and stays missing); create makes it', () => {
+    const registry = new TenantRegistry(dataDir, 4)
+    const [missing, emptied, made] = [newId('own'), newId('own'), newId('own')]
+    try {
+      expect(() => registry.get(missing)).toThrow(TenantUnavailableError)
+      expect(existsSync(registry.pathFor(missing))).toBe(false)
+      mkdirSync(registry.dir, { recursive: true })
+      writeFileSync(registry.pathFor(emptied), '')
+      expect(() => registry.get(emptied)).toThrow(/holds no database/)
+      expect(statSync(registry.pathFor(emptied)).size).toBe(0)
+      registry.create(made)
+      registry.evict(made)
+      expect(registry.get(made).sqlite.query('SELECT count(*) AS n FROM profile').get()).toEqual({ n: 0n })
+    } finally {
+      registry.closeAll()
+    }
+  })
+
+  test('a file whose tables are still only in its write-ahead log (a crash before any checkpoint) opens with them', () => {
+    const registry = new TenantRegistry(dataDir, 4)
+    const [writer, copy] = [newId('own'), newId('own')]
+    mkdirSync(registry.dir, { recursive: true })
+    const raw = new Database(registry.pathFor(writer), { create: true })
+    try {
+      raw.run('PRAGMA journal_mode = WAL')
+      raw.run('PRAGMA wal_autocheckpoint = 0')
+      raw.run('CREATE TABLE kept (note TEXT)')
+      raw.run("INSERT INTO kept VALUES ('in the log')")
+      // The file and its log as a crash would leave them: the tables are in the log alone.
+      copyFileSync(registry.pathFor(writer), registry.pathFor(copy))
+      copyFileSync(`${registry.pathFor(writer)}-wal`, `${registry.pathFor(copy)}-wal`)
+      // Without its log, the same file holds no table: it is refused.
+      const alone = newId('own')
+      copyFileSync(registry.pathFor(writer), registry.pathFor(alone))
+      expect(() => registry.get(alone)).toThrow(/holds no database/)
+      expect(registry.get(copy).sqlite.query('SELECT note FROM kept').get()).toEqual({ note: 'in the log' })
+    } finally {
+      raw.close()
+      registry.closeAll()
+    }
   })
 
   test('pathFor refuses malformed owner ids and keeps paths inside DATA_DIR/tenants', () => {

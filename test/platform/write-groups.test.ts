@@ -24,7 +24,7 @@ beforeEach(() => {
   registry = new TenantRegistry(dataDir, 8)
   groups = new WriteGroups(registry)
   ownerId = newId('own')
-  registry.get(ownerId).sqlite.run('CREATE TABLE scratch (name TEXT NOT NULL, filler BLOB)')
+  registry.create(ownerId).sqlite.run('CREATE TABLE scratch (name TEXT NOT NULL, filler BLOB)')
 })
 afterEach(() => {
   registry.closeAll()
@@ -79,7 +79,7 @@ describe('one turn, one commit', () => {
 
   test("each owner's writes commit in that owner's file", async () => {
     const other = newId('own')
-    registry.get(other).sqlite.run('CREATE TABLE scratch (name TEXT NOT NULL, filler BLOB)')
+    registry.create(other).sqlite.run('CREATE TABLE scratch (name TEXT NOT NULL, filler BLOB)')
     await Promise.all([
       groups.run(ownerId, insert('mine-1')),
       groups.run(other, insert('theirs-1')),

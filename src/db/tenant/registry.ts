@@ -204,7 +204,21 @@ export class TenantRegistry {
     return existsSync(this.pathFor(ownerId))
   }
 
+  /**
+   * The owner's database, opened (and kept) on first use. The file must exist: every owner's
+   * file is made with the owner (`create`), so a missing or emptied one is damage (503 for
+   * that owner), never an empty ledger made in its place.
+   */
   get(ownerId: string): Tenant {
+    return this.opened(ownerId, true)
+  }
+
+  /** Makes a new owner's file (and opens it, like `get`). */
+  create(ownerId: string): Tenant {
+    return this.opened(ownerId, false)
+  }
+
+  private opened(ownerId: string, existing: boolean): Tenant {
     const cached = this.open.get(ownerId)
     if (cached) {
       // Re-insert to mark it most recently used (Map keeps insertion order).
@@ -215,13 +229,13 @@ export class TenantRegistry {
     }
     let file: Database
     try {
-      file = this.openFile(ownerId)
+      file = this.openFile(ownerId, existing)
     } catch (error) {
       // Out of descriptors (the process limit is below what the cache may hold): close the
       // least recently used half and try once more, rather than fail until a restart.
       if (!(error instanceof TenantUnavailableError) || this.open.size === 0) throw error
       this.shrinkTo(Math.floor(this.open.size / 2))
-      file = this.openFile(ownerId)
+      file = this.openFile(ownerId, existing)
     }
     const tenant = new Tenant(ownerId, file, this.tombstoneRetentionMs)
     this.open.set(ownerId, tenant)
@@ -241,10 +255,11 @@ export class TenantRegistry {
    * Opens, checks (`quick_check`) and migrates the file. A failure is not cached: the next
    * request tries again, so the owner recovers once the cause (descriptors, a restored file) is gone.
    */
-  private openFile(ownerId: string) {
+  private openFile(ownerId: string, existing: boolean) {
     const path = this.pathFor(ownerId)
     try {
-      return openDatabase(path, { synchronous: 'FULL', migrations, verify: true, pragmas: TENANT_PRAGMAS })
+      if (existing && !existsSync(path)) throw new Error('the file is missing')
+      return openDatabase(path, { synchronous: 'FULL', migrations, verify: true, pragmas: TENANT_PRAGMAS, existing })
     } catch (error) {
       if (isDiskFull(error)) throw error
       throw new TenantUnavailableError(ownerId, path, error instanceof Error ? error.message : String(error))
