@@ -13,6 +13,9 @@ import { MANIFEST } from './backup.ts'
 
 const PREFIX = 'pfin-'
 
+/** The longest delay `setTimeout` keeps (2^31 − 1 ms); past it the timer fires after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 const stamp = (at: Date) =>
   at
     .toISOString()
@@ -68,7 +71,9 @@ export function scheduleBackups(config: Config, log: (message: string) => void):
     const newest = backups(dir).at(-1)
     const age = newest ? Date.now() - statSync(join(dir, newest, MANIFEST)).mtimeMs : Number.POSITIVE_INFINITY
     // Due now when the newest backup is older than the interval (a restart does not skip one).
-    timer = setTimeout(() => void take().finally(next), Math.max(1000, intervalMs - age))
+    const wait = Math.max(1000, intervalMs - age)
+    // A timer holds at most ~24.8 days (a longer delay fires at once): a longer wait is taken in steps.
+    timer = wait > MAX_TIMER_MS ? setTimeout(next, MAX_TIMER_MS) : setTimeout(() => void take().finally(next), wait)
     timer.unref()
   }
   next()
