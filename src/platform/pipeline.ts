@@ -41,6 +41,20 @@ export function admit(platform: Platform, auth: AuthContext | null, state: Reque
   return auth
 }
 
+/**
+ * Counts `more` requests beyond the one `admit` counted, all or none: the other requests of a
+ * JSON-RPC batch, each of which counts once (CONTRACT §17). Throws 429 when they do not fit.
+ */
+export function admitMore(platform: Platform, auth: AuthContext, more: number, headers: Headers): void {
+  const retryAfter = platform.limiter.consume(`key:${auth.principal.keyId}`, platform.limits.key, headers, more)
+  if (retryAfter > 0) {
+    throw new ApiError(
+      'rate_limit_exceeded',
+      `This batch holds ${more + 1} JSON-RPC requests, each counted once, and the key's rate limit has fewer left: nothing of it ran; send fewer at a time, or retry in ${retryAfter} seconds`,
+    )
+  }
+}
+
 function authorize(route: AnyRoute, auth: AuthContext): void {
   if (!mayCall(auth.principal.scopes, route)) {
     if (route.scopesNeeded === 'any') throw new ApiError('insufficient_scope', `This API key needs one of the scopes ${route.scopes.join(', ')}`)

@@ -60,14 +60,15 @@ export class RateLimiter {
    * Writes the six X-RateLimit-* headers (and Retry-After on a refusal) into `headers`.
    * Returns 0 when allowed, otherwise the seconds until the full window resets.
    */
-  consume(bucket: string, limits: Limits, headers: HeaderSink): number {
+  consume(bucket: string, limits: Limits, headers: HeaderSink, count = 1): number {
     const now = this.now()
     const row = this.counter(bucket, now)
-    const minuteFull = row.minuteCount >= limits.perMinute
-    const dayFull = row.dayCount >= limits.perDay
+    // `count` requests at once (the rest of a JSON-RPC batch) are counted all or none.
+    const minuteFull = row.minuteCount + count > limits.perMinute
+    const dayFull = row.dayCount + count > limits.perDay
     if (!minuteFull && !dayFull) {
-      row.minuteCount += 1
-      row.dayCount += 1
+      row.minuteCount += count
+      row.dayCount += count
       this.dirty.add(bucket)
     }
     writeHeaders(headers, row, limits, now)

@@ -3,7 +3,7 @@ import { Elysia } from 'elysia'
 import { readJsonBody } from '../../platform/body.ts'
 import { type Platform, requestStateOf, type ServerLookup } from '../../platform/context.ts'
 import { ApiError, problemBody } from '../../platform/errors.ts'
-import { admit, requireProTier } from '../../platform/pipeline.ts'
+import { admit, admitMore, requireProTier } from '../../platform/pipeline.ts'
 import type { AnyRoute } from '../../platform/route.ts'
 import { unexpectedProblem } from '../../platform/storage-problem.ts'
 import { toolInput } from './schema.ts'
@@ -91,6 +91,8 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
       requireProTier(auth)
       state.auth = auth
       const decoded = await readJsonBody(request, MCP_BODY_LIMIT)
+      // Each JSON-RPC request counts once: the POST was counted above, a batch's others here.
+      if (Array.isArray(decoded?.value) && decoded.value.length > 1) admitMore(platform, auth, decoded.value.length - 1, set.headers)
       const call: ToolCall = { platform, state, auth }
       const response = await (await mcpHandler()).fetch(request, {
         authInfo: { token: 'api-key', clientId: auth.principal.keyId, scopes: [...auth.principal.scopes], extra: { call } },
