@@ -73,7 +73,9 @@ export async function serve(args: string[] = []): Promise<number> {
     for (const name of STOP_SIGNALS) process.on(name, () => void stop(name))
   })
   // Announced only once a stop signal is handled: whoever waits for this line may signal at once.
-  console.log(`pfin listening on http://${config.host}:${server.port}`)
+  // An IPv6 literal goes in brackets, so the line holds a URL a script can use as it is.
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host
+  console.log(`pfin listening on http://${host}:${server.port}`)
   if (!platform.control.hasOwners()) {
     const admin = adminCommand()
     console.log(`No owner yet. Create one and a key:\n  ${admin} owner create --name "Your Name"\n  ${admin} key create --owner <ownerId>`)

@@ -57,6 +57,8 @@ function reason(error: unknown): string {
   if (code === 'EROFS') return 'read-only file system'
   if (code === 'ENOTDIR') return 'a part of the path is a file, not a folder'
   if (code === 'ENOSPC') return 'no space left on the device'
+  if (code === 'EEXIST') return 'a file (or a link to nothing) is in the way, not a folder'
+  if (code === 'ELOOP') return 'the path loops through symbolic links'
   return code ?? String(error)
 }
 
