@@ -10,12 +10,20 @@ export function parseFlags(args: string[], strings: string[], booleans: string[]
   const options: Record<string, { type: 'string' | 'boolean' }> = { json: { type: 'boolean' } }
   for (const name of strings) options[name] = { type: 'string' }
   for (const name of booleans) options[name] = { type: 'boolean' }
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options; allowPositionals: true; strict: true; tokens: true }>>
   try {
-    const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true })
-    return { flags: values as Flags, positionals }
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true, tokens: true })
   } catch (error) {
     throw new UsageError(explainArgumentError(error as Error, Object.keys(options)))
   }
+  // A flag given twice (`--name A --name B`) is a mistake to report, not a value to pick.
+  const seen = new Set<string>()
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind !== 'option') continue
+    if (seen.has(token.name)) throw new UsageError(`--${token.name} is given more than once`)
+    seen.add(token.name)
+  }
+  return { flags: parsed.values as Flags, positionals: parsed.positionals }
 }
 
 /** node:util's parseArgs messages, in one line a person can act on (with a "did you mean"). */

@@ -14,6 +14,17 @@ test('unknown command → exit 2 with one line on stderr', async () => {
   expectUsageError(await cli(dir, 'frobnicate', '--json'), /unknown command/)
 })
 
+test('a flag given twice → exit 2 naming it, and nothing is made', async () => {
+  const fresh = cliDataDir()
+  try {
+    expectUsageError(await cli(fresh, 'owner', 'create', '--name', 'A', '--name', 'B', '--json'), /--name is given more than once/)
+    expectUsageError(await cli(fresh, 'owner', 'list', '--json', '--json'), /--json is given more than once/)
+    expect((await cli(fresh, 'owner', 'list', '--json')).stdout).toBe('{"owners":[]}\n')
+  } finally {
+    rmSync(fresh, { recursive: true, force: true })
+  }
+})
+
 test('unknown subcommands → exit 2', async () => {
   expectUsageError(await cli(dir, 'owner', 'frobnicate', '--json'), /owner frobnicate/)
   expectUsageError(await cli(dir, 'key', 'rotat', '--json'), /key rotat.*did you mean "rotate"/)
