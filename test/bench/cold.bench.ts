@@ -11,7 +11,8 @@ import { buildFloor, Cleanup, fmt, ROOT, settings, tempDir, UNLIMITED, median } 
  *  - pfin compiled: `dist/pfin serve` (built with `bun run build` when missing or older than src/);
  *  - the bare baseline: `test/bench/cold-baseline.ts`, a `Bun.serve` that opens one SQLite file;
  *  - the floor of pfin's stack: `test/bench/cold-floor.ts` compiled as pfin is, once serving with
- *    Elysia alone and once (FLOOR=stack) also loading drizzle, TypeBox and the swagger plugin.
+ *    Elysia alone and once (FLOOR=stack) also loading drizzle, TypeBox and the swagger plugin;
+ *    and the same two run from source, as `bun src/main.ts` runs pfin.
  *    No server on pfin's stack starts faster than these: they show how much of a start is pfin's.
  * They are started in interleaved rounds (the order rotating), COLD_ROUNDS of them
  * (default 10, at least BENCH_ROUNDS); the figures are medians. Target: pfin ≤ 50 ms.
@@ -108,6 +109,8 @@ export const benchmark: Benchmark = {
         { label: 'pfin (dist/pfin)', cmd: [BINARY, 'serve'], env },
         { label: 'floor: Elysia (compiled)', cmd: [floor], env: {} },
         { label: 'floor: the stack (compiled)', cmd: [floor], env: { FLOOR: 'stack' } },
+        { label: 'floor: Elysia (source)', cmd: ['bun', join(import.meta.dir, 'cold-floor.ts')], env: {} },
+        { label: 'floor: the stack (source)', cmd: ['bun', join(import.meta.dir, 'cold-floor.ts')], env: { FLOOR: 'stack' } },
       ]
       // One unmeasured start each: the page cache holds the files afterwards, as it would on a restart.
       for (const variant of variants) await coldStart(variant, cleanup)
