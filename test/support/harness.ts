@@ -1,4 +1,4 @@
-import { expect } from 'bun:test'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -57,6 +57,20 @@ export interface StartOptions {
 /** A server whose rate limits stay out of the way, for suites that make many requests. */
 export function startUnthrottledServer(): Promise<TestServer> {
   return startTestServer({ env: { RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_DAY: '10000000' } })
+}
+
+/**
+ * One unthrottled server and one owner's key for a whole test file: started before its first
+ * test, stopped after its last. Read `server` and `key` inside tests (they are set by then).
+ */
+export function unthrottledServerWithKey(): { readonly server: TestServer; readonly key: string } {
+  const fixture = {} as { server: TestServer; key: string }
+  beforeAll(async () => {
+    fixture.server = await startUnthrottledServer()
+    fixture.key = (await fixture.server.owner()).key
+  })
+  afterAll(() => fixture.server?.stop())
+  return fixture
 }
 
 export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { sendRaw, startUnthrottledServer, type TestServer } from '../../support/harness.ts'
+import { expect, test } from 'bun:test'
+import { sendRaw, unthrottledServerWithKey } from '../../support/harness.ts'
 
 /**
  * Campaign finding (2026-11-25, low; format), fixed: `Content-Encoding` on a request body was ignored. A gzip body
@@ -10,31 +10,29 @@ import { sendRaw, startUnthrottledServer, type TestServer } from '../../support/
  * read the coded bytes as JSON.
  */
 
-let server: TestServer
-let key: string
-beforeAll(async () => {
-  server = await startUnthrottledServer()
-  key = (await server.owner()).key
-})
-afterAll(() => server.stop())
+const fixture = unthrottledServerWithKey()
 
 const json = '{"name":"Coded","type":"bank","balance":1,"currency":"EUR"}'
 const headers = (encoding: string) => ({
-  authorization: `Bearer ${key}`,
+  authorization: `Bearer ${fixture.key}`,
   'content-type': 'application/json',
   'content-encoding': encoding,
   'idempotency-key': crypto.randomUUID(),
 })
 
 test('a gzip-coded body is decoded (201) or refused 415, not read as JSON text', async () => {
-  const res = await sendRaw(server.url, '/v1/accounts', { method: 'POST', headers: headers('gzip'), body: Bun.gzipSync(new TextEncoder().encode(json)) })
+  const res = await sendRaw(fixture.server.url, '/v1/accounts', {
+    method: 'POST',
+    headers: headers('gzip'),
+    body: Bun.gzipSync(new TextEncoder().encode(json)),
+  })
   // Before the fix: 400 malformed_json "The request body is not valid JSON (it is not UTF-8 text)".
   expect(res.status).toBe(415)
   expect(res.json.code).toBe('unsupported_media_type')
 })
 
 test('a body labelled gzip that is not gzip is not written as if it were plain JSON', async () => {
-  const res = await sendRaw(server.url, '/v1/accounts', { method: 'POST', headers: headers('gzip'), body: json })
+  const res = await sendRaw(fixture.server.url, '/v1/accounts', { method: 'POST', headers: headers('gzip'), body: json })
   // Before the fix: 201 Created.
   expect(res.status).toBe(415)
   expect(res.json.code).toBe('unsupported_media_type')
@@ -42,11 +40,11 @@ test('a body labelled gzip that is not gzip is not written as if it were plain J
 
 test('every coding but identity is refused 415 and writes nothing; identity (any case) is read as usual', async () => {
   for (const coding of ['br', 'zstd', 'deflate', 'compress', 'gzip, identity', 'x-made-up']) {
-    const res = await sendRaw(server.url, '/v1/accounts', { method: 'POST', headers: headers(coding), body: json })
+    const res = await sendRaw(fixture.server.url, '/v1/accounts', { method: 'POST', headers: headers(coding), body: json })
     expect({ coding, status: res.status }).toEqual({ coding, status: 415 })
   }
-  const list = await sendRaw(server.url, '/v1/accounts?limit=100', { method: 'GET', headers: { authorization: `Bearer ${key}` } })
+  const list = await sendRaw(fixture.server.url, '/v1/accounts?limit=100', { method: 'GET', headers: { authorization: `Bearer ${fixture.key}` } })
   expect(list.json.data).toEqual([])
-  const plain = await sendRaw(server.url, '/v1/accounts', { method: 'POST', headers: headers('Identity'), body: json })
+  const plain = await sendRaw(fixture.server.url, '/v1/accounts', { method: 'POST', headers: headers('Identity'), body: json })
   expect(plain.status).toBe(201)
 })

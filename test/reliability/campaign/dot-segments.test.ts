@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { connect } from 'node:net'
-import { startUnthrottledServer, type TestServer } from '../../support/harness.ts'
+import { unthrottledServerWithKey } from '../../support/harness.ts'
 
 /**
  * Campaign finding (2026-11-25), fixed: a request target with dot segments or a backslash (`/v1/../v1/me`,
@@ -17,23 +17,17 @@ import { startUnthrottledServer, type TestServer } from '../../support/harness.t
  * length of the Host header.
  */
 
-let server: TestServer
-let key: string
-beforeAll(async () => {
-  server = await startUnthrottledServer()
-  key = (await server.owner()).key
-})
-afterAll(() => server.stop())
+const fixture = unthrottledServerWithKey()
 
 function rawGet(target: string, host: string | null): Promise<{ status: number; allow: string | null; body: string }> {
-  const { hostname, port } = new URL(server.url)
+  const { hostname, port } = new URL(fixture.server.url)
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     const socket = connect(Number(port), hostname, () =>
       socket.write(
         host === null
-          ? `GET ${target} HTTP/1.0\r\nAuthorization: Bearer ${key}\r\n\r\n`
-          : `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`,
+          ? `GET ${target} HTTP/1.0\r\nAuthorization: Bearer ${fixture.key}\r\n\r\n`
+          : `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${fixture.key}\r\nConnection: close\r\n\r\n`,
       ),
     )
     socket.on('data', (c: Buffer) => chunks.push(c))

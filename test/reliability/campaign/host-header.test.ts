@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { connect } from 'node:net'
-import { startUnthrottledServer, type TestServer } from '../../support/harness.ts'
+import { unthrottledServerWithKey } from '../../support/harness.ts'
 
 /**
  * Campaign finding (2026-11-25), fixed: the pipeline parsed `new URL(request.url)` (query of every list route, the
@@ -14,16 +14,10 @@ import { startUnthrottledServer, type TestServer } from '../../support/harness.t
  * Also, on these requests an unknown route is answered 405 "GET is not allowed on /; allowed: GET".
  */
 
-let server: TestServer
-let key: string
-beforeAll(async () => {
-  server = await startUnthrottledServer()
-  key = (await server.owner()).key
-})
-afterAll(() => server.stop())
+const fixture = unthrottledServerWithKey()
 
 function raw(head: string, body = ''): Promise<{ status: number; body: string }> {
-  const { hostname, port } = new URL(server.url)
+  const { hostname, port } = new URL(fixture.server.url)
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     const socket = connect(Number(port), hostname, () => socket.write(`${head}\r\n\r\n${body}`))
@@ -47,9 +41,9 @@ describe('requests without a usable Host header', () => {
   ]
   for (const [name, requestLine] of variants) {
     test(`${name}: GET /v1/accounts and POST /v1/accounts are not 500`, async () => {
-      const list = await raw(`${requestLine('GET /v1/accounts?limit=5')}\r\nAuthorization: Bearer ${key}`)
+      const list = await raw(`${requestLine('GET /v1/accounts?limit=5')}\r\nAuthorization: Bearer ${fixture.key}`)
       const create = await raw(
-        `${requestLine('POST /v1/accounts')}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nIdempotency-Key: ${crypto.randomUUID()}\r\nContent-Length: ${account.length}`,
+        `${requestLine('POST /v1/accounts')}\r\nAuthorization: Bearer ${fixture.key}\r\nContent-Type: application/json\r\nIdempotency-Key: ${crypto.randomUUID()}\r\nContent-Length: ${account.length}`,
         account,
       )
       // Before the fix: 500 internal_error for both ("TypeError: Invalid URL" in the log).
@@ -59,7 +53,7 @@ describe('requests without a usable Host header', () => {
 
   test('HTTP/1.0 without Host: every kind of route answers as it does with a Host (reads, writes, paths with ids, MCP, the document)', async () => {
     const created = await raw(
-      `POST /v1/accounts HTTP/1.0\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nIdempotency-Key: ${crypto.randomUUID()}\r\nContent-Length: ${account.length}`,
+      `POST /v1/accounts HTTP/1.0\r\nAuthorization: Bearer ${fixture.key}\r\nContent-Type: application/json\r\nIdempotency-Key: ${crypto.randomUUID()}\r\nContent-Length: ${account.length}`,
       account,
     )
     const id = JSON.parse(created.body).data.id as string
@@ -70,7 +64,7 @@ describe('requests without a usable Host header', () => {
       method: 'initialize',
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
     })
-    const auth = `Authorization: Bearer ${key}`
+    const auth = `Authorization: Bearer ${fixture.key}`
     const statuses = {
       account: (await raw(`GET /v1/accounts/${id} HTTP/1.0\r\n${auth}`)).status,
       patch: (

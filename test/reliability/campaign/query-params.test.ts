@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { expectProblem, startUnthrottledServer, type TestServer } from '../../support/harness.ts'
+import { expect, test } from 'bun:test'
+import { expectProblem, unthrottledServerWithKey } from '../../support/harness.ts'
 
 /**
  * Campaign finding (2026-11-25, minor), fixed: on list routes `?__proto__=1` was accepted while
@@ -8,15 +8,9 @@ import { expectProblem, startUnthrottledServer, type TestServer } from '../../su
  * last value. CONTRACT §6: a bad query parameter is 422 validation_failed.
  */
 
-let server: TestServer
-let key: string
-beforeAll(async () => {
-  server = await startUnthrottledServer()
-  key = (await server.owner()).key
-})
-afterAll(() => server.stop())
+const fixture = unthrottledServerWithKey()
 
-const get = (path: string) => server.request('GET', path, { key })
+const get = (path: string) => fixture.server.request('GET', path, { key: fixture.key })
 
 test('prototype-named parameters are unknown parameters: 422 naming them, on every list route', async () => {
   for (const route of ['/v1/accounts', '/v1/transactions', '/v1/payees', '/v1/categories', '/v1/changes']) {
