@@ -419,6 +419,11 @@ describe('two-step tools', () => {
     const late = await toolError(client, 'delete_transaction', { transactionId: tx.id, confirmToken: expired.confirmToken }, 'confirmation_required', 409)
     expect(late.detail).toContain('expired')
     await toolError(client, 'delete_transaction', { transactionId: tx.id, confirmToken: 'cfm_not_a_token' }, 'confirmation_required', 409)
+    // A token that is not a string is refused as such, not taken for a call without one (a new plan).
+    for (const wrong of [12345, true, { token: first.confirmToken }]) {
+      const refused = await toolError(client, 'delete_transaction', { transactionId: tx.id, confirmToken: wrong }, 'validation_failed', 422)
+      expect(refused.detail).toContain('confirmToken')
+    }
     expect((await server.request('GET', `/v1/transactions/${tx.id}`, { key: owner.key })).status).toBe(200)
 
     const balanceBefore = (await rest(server, owner.key, 'GET', `/v1/accounts/${accountId}`)).data.balance

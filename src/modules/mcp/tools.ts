@@ -323,8 +323,16 @@ export function argumentProblem(tool: ToolSpec, args: Record<string, unknown>, r
   const stray = Object.keys(args).find((name) => !Object.hasOwn(known, name))
   const ids = tool.routes.flatMap((route) => Object.keys((route.params as { properties?: object } | undefined)?.properties ?? {}))
   const missing = ids.find((name) => typeof args[name] !== 'string')
+  // A token of the wrong type is a mistake to report, not a call without a token (which only plans).
+  const badToken = Object.hasOwn(known, 'confirmToken') && args.confirmToken !== undefined && typeof args.confirmToken !== 'string'
   const detail =
-    stray !== undefined ? `argument '${stray}' is not allowed` : missing !== undefined ? `argument '${missing}' is required and must be a string` : undefined
+    stray !== undefined
+      ? `argument '${stray}' is not allowed`
+      : missing !== undefined
+        ? `argument '${missing}' is required and must be a string`
+        : badToken
+          ? "argument 'confirmToken' must be a string: the confirmToken a plan returned"
+          : undefined
   if (detail === undefined) return undefined
   return { status: 422, body: problemBody('validation_failed', detail, requestId) as unknown as Record<string, unknown> }
 }
