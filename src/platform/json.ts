@@ -65,6 +65,57 @@ export function numberSource(holder: object, key: string): string {
   return source ?? String((holder as Record<string, unknown>)[key])
 }
 
+/**
+ * `from`'s own entries but the keys in `omit`, as a new object that keeps their numbers'
+ * source texts: money read from the copy is as exact as from the decoded original.
+ */
+export function withoutKeys(from: Record<string, unknown>, omit: ReadonlySet<string>): Record<string, unknown> {
+  const copy: Record<string, unknown> = {}
+  for (const key of Object.keys(from)) if (!omit.has(key)) copy[key] = from[key]
+  const sources = sourcesOf(from)
+  if (sources !== undefined) Object.defineProperty(copy, SOURCES, { value: sources })
+  return copy
+}
+
+/**
+ * `to`, a shallow copy of the decoded `from` made elsewhere (a library's), given `from`'s
+ * numbers' source texts when it holds exactly `from`'s own entries; otherwise `to` as it is.
+ */
+export function adoptNumberSources<T extends Record<string, unknown>>(from: Record<string, unknown>, to: T): T {
+  const sources = sourcesOf(from)
+  if (sources === undefined || sourcesOf(to) !== undefined) return to
+  const keys = Object.keys(to)
+  if (keys.length !== Object.keys(from).length || keys.some((key) => !Object.hasOwn(from, key) || !Object.is(from[key], to[key]))) return to
+  Object.defineProperty(to, SOURCES, { value: sources })
+  return to
+}
+
+/**
+ * Parses JSON text into a value that `JSON.stringify` writes back with every number as it
+ * was written: a number a double cannot hold (an 18-digit amount) becomes `JSON.rawJSON` of
+ * its text. For passing on JSON this server wrote (money is exact, CONTRACT §4) inside
+ * another JSON document.
+ */
+export function decodeJsonVerbatim(text: string): unknown {
+  const value = decodeJson(text)
+  keepNumbersVerbatim(value)
+  return value
+}
+
+function keepNumbersVerbatim(value: unknown): void {
+  if (value === null || typeof value !== 'object') return
+  const holder = value as Record<string, unknown>
+  const sources = sourcesOf(holder)
+  if (sources !== undefined) {
+    const entries: Iterable<[string | number, string]> = Array.isArray(sources) ? sources.entries() : sources
+    for (const [key, source] of entries) {
+      // A double's own shortest form needs nothing; only what it would round is kept as text.
+      if (source !== undefined && String(holder[key]) !== source) holder[key] = JSON.rawJSON(source)
+    }
+  }
+  for (const item of Array.isArray(holder) ? holder : Object.values(holder)) keepNumbersVerbatim(item)
+}
+
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const OPEN_ARRAY = 0x5b

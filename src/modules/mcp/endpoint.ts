@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import { readJsonBody } from '../../platform/body.ts'
 import { type Platform, requestStateOf, type ServerLookup } from '../../platform/context.ts'
 import { ApiError, problemBody } from '../../platform/errors.ts'
+import { adoptNumberSources } from '../../platform/json.ts'
 import { admit, admitMore, requireProTier } from '../../platform/pipeline.ts'
 import type { AnyRoute } from '../../platform/route.ts'
 import { unexpectedProblem } from '../../platform/storage-problem.ts'
@@ -37,8 +38,27 @@ function toolResult(result: ToolResult) {
   return { content: [{ type: 'text' as const, text: result.summary ? `${result.summary}\n${json}` : json }], structuredContent: result.body }
 }
 
+/**
+ * The `arguments` of each tools/call in a JSON-RPC message or batch, by id, as decoded here:
+ * the SDK hands a tool its own copy, which has lost the texts money is read from exactly.
+ */
+function decodedArgumentsOf(body: unknown): Map<unknown, Record<string, unknown>> {
+  const byId = new Map<unknown, Record<string, unknown>>()
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const { method, id, params } = (message ?? {}) as { method?: unknown; id?: unknown; params?: { arguments?: unknown } }
+    const args = params?.arguments
+    // An id used twice in one batch cannot say which is which: neither is adopted.
+    if (method === 'tools/call' && typeof args === 'object' && args !== null && !Array.isArray(args)) {
+      byId.set(id, byId.has(id) ? {} : (args as Record<string, unknown>))
+    }
+  }
+  return byId
+}
+
 /** Runs a tool; a storage failure answers like the REST route would (503/507), anything else unexpected as internal_error. */
-function runTool(tool: ToolSpec, call: ToolCall, args: Record<string, unknown>) {
+function runTool(tool: ToolSpec, call: ToolCall, sdkArgs: Record<string, unknown>, id: unknown) {
+  const decoded = call.decodedArguments?.get(id)
+  const args = decoded ? adoptNumberSources(decoded, sdkArgs) : sdkArgs
   try {
     return toolResult(argumentProblem(tool, args, call.state.requestId) ?? tool.run(call, args))
   } catch (error) {
@@ -63,7 +83,7 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
           inputSchema: toolInput(tool.input),
           annotations: { readOnlyHint: tool.readOnly, destructiveHint: tool.destructive, idempotentHint: !tool.destructive, openWorldHint: false },
         },
-        (args: Record<string, unknown>) => runTool(tool, call, args),
+        (args: Record<string, unknown>, context: { mcpReq: { id: unknown } }) => runTool(tool, call, args, context.mcpReq.id),
       )
     }
     return mcp
@@ -93,7 +113,7 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
       const decoded = await readJsonBody(request, MCP_BODY_LIMIT)
       // Each JSON-RPC request counts once: the POST was counted above, a batch's others here.
       if (Array.isArray(decoded?.value) && decoded.value.length > 1) admitMore(platform, auth, decoded.value.length - 1, set.headers)
-      const call: ToolCall = { platform, state, auth }
+      const call: ToolCall = { platform, state, auth, decodedArguments: decodedArgumentsOf(decoded?.value) }
       const response = await (await mcpHandler()).fetch(request, {
         authInfo: { token: 'api-key', clientId: auth.principal.keyId, scopes: [...auth.principal.scopes], extra: { call } },
         parsedBody: decoded?.value,

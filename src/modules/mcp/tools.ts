@@ -3,7 +3,7 @@ import { t } from 'elysia'
 import type { AuthContext } from '../../platform/auth.ts'
 import type { Platform, RequestState } from '../../platform/context.ts'
 import { problemBody } from '../../platform/errors.ts'
-import { canonicalJson } from '../../platform/json.ts'
+import { canonicalJson, decodeJsonVerbatim, withoutKeys } from '../../platform/json.ts'
 import { type Invocation, invoke } from '../../platform/pipeline.ts'
 import type { AnyRoute } from '../../platform/route.ts'
 import { mayCall } from '../../platform/scopes.ts'
@@ -21,6 +21,8 @@ export interface ToolCall {
   platform: Platform
   state: RequestState
   auth: AuthContext
+  /** Each tools/call's `arguments` as decoded from the body, by JSON-RPC id: they keep their numbers' texts. */
+  decodedArguments?: Map<unknown, Record<string, unknown>>
 }
 
 export interface ToolResult {
@@ -71,13 +73,14 @@ function pick(args: Record<string, unknown>, schema: TSchema | undefined): Recor
 
 /** Everything in `args` that is not a path parameter: the body, unknown fields included (the route refuses them). */
 function bodyOf(args: Record<string, unknown>, params: TSchema | undefined): Record<string, unknown> {
-  const skip = new Set(Object.keys((params as { properties?: object } | undefined)?.properties ?? {}))
-  return Object.fromEntries(Object.entries(args).filter(([name]) => !skip.has(name)))
+  // The copy keeps the numbers' texts: the route reads money from them exactly, as over REST.
+  return withoutKeys(args, new Set(Object.keys((params as { properties?: object } | undefined)?.properties ?? {})))
 }
 
 function run(call: ToolCall, route: AnyRoute, invocation: Invocation): ToolResult {
   const outcome = invoke(call.platform, route, call.state, call.auth, invocation)
-  const body = JSON.parse(outcome.body) as Record<string, unknown>
+  // Verbatim: an 18-digit balance reaches the agent as REST wrote it, not rounded to a double.
+  const body = decodeJsonVerbatim(outcome.body) as Record<string, unknown>
   // What REST says in a header an agent sees in the result: the context's feed position.
   const changesCursor = outcome.headers?.['x-changes-cursor']
   if (changesCursor !== undefined && outcome.status < 400) body.changesCursor = changesCursor

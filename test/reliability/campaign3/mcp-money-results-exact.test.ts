@@ -1,0 +1,67 @@
+import { expect, test } from 'bun:test'
+import { sendRaw, unthrottledServerWithKey } from '../../support/harness.ts'
+
+/**
+ * Campaign 3 finding (2026-11-26): MCP tool results show money other than what is stored. REST
+ * writes every amount and balance as its exact decimal (CONTRACT §4: "Money is exact"; values
+ * beyond ten million go out verbatim), but the MCP tools parse the route's JSON body into
+ * doubles (tools.ts `run`: `JSON.parse(outcome.body)`) and serialize that again, so a balance of
+ * 9223372036.12345678 reads 9223372036.123457 in both the text and the structured content of
+ * `list_accounts` and `get_transaction`. CONTRACT §17: results "carry the REST `data`"; an agent
+ * that reconciles from what it read (upsert_account sets `balance`) writes the rounded value back.
+ */
+
+const fixture = unthrottledServerWithKey()
+
+/** One raw JSON-RPC tools/call and the text of its JSON-RPC message, as sent on the wire. */
+async function callToolText(name: string, args: Record<string, unknown>): Promise<string> {
+  const res = await sendRaw(fixture.server.url, '/mcp', {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${fixture.key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  })
+  expect(res.status).toBe(200)
+  return res.headers.get('content-type')?.includes('text/event-stream')
+    ? res.text
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5))
+        .join('')
+    : res.text
+}
+
+/** Every money value of `field` the message carries, structured content and (escaped) text alike. */
+const valuesOf = (message: string, field: string) => [...message.matchAll(new RegExp(`\\\\?"${field}\\\\?":(-?[0-9.eE+-]+)`, 'g'))].map((m) => m[1])
+
+test('list_accounts shows a balance as REST does, to the last decimal', async () => {
+  const created = await fixture.server.request('POST', '/v1/accounts', {
+    key: fixture.key,
+    body: '{"name":"Brokerage","type":"investment","balance":9223372036.12345678,"currency":"EUR"}',
+  })
+  expect(created.status).toBe(201)
+  expect(/"balance":([0-9.]+)/.exec(created.text)?.[1]).toBe('9223372036.12345678')
+
+  const values = valuesOf(await callToolText('list_accounts', {}), 'balance')
+  expect(values.length).toBeGreaterThan(0)
+  // Before the fix: every one is 9223372036.123457.
+  for (const value of values) expect(value).toBe('9223372036.12345678')
+})
+
+test('get_transaction shows an amount as REST does, to the last decimal', async () => {
+  const account = await fixture.server.request('POST', '/v1/accounts', { key: fixture.key, body: { name: 'Main', type: 'bank', balance: 0, currency: 'EUR' } })
+  const txn = await fixture.server.request('POST', '/v1/transactions', {
+    key: fixture.key,
+    body: `{"accountId":"${account.json.data.id}","amount":923372036.87654321,"date":"2026-01-02"}`,
+  })
+  expect(txn.status).toBe(201)
+  expect(/"amount":([0-9.]+)/.exec(txn.text)?.[1]).toBe('923372036.87654321')
+
+  const values = valuesOf(await callToolText('get_transaction', { transactionId: txn.json.data.id }), 'amount')
+  expect(values.length).toBeGreaterThan(0)
+  for (const value of values) expect(value).toBe('923372036.87654321')
+})
