@@ -1,3 +1,4 @@
+import { decodeJsonVerbatim } from '../platform/json.ts'
 import { UsageError } from './args.ts'
 
 /**
@@ -87,7 +88,7 @@ class Bridge {
     const answers = type.startsWith('text/event-stream') ? eventData(text) : text.trim() ? [text] : []
     let answered = false
     for (const answer of answers) {
-      const parsed = safeParse(answer) as Message | Message[] | undefined
+      const parsed = parseAnswer(answer) as Message | Message[] | undefined
       if (parsed === undefined) continue
       for (const item of Array.isArray(parsed) ? parsed : [parsed]) {
         const version = item.result?.protocolVersion
@@ -113,6 +114,18 @@ class Bridge {
 
   private write(message: unknown): void {
     process.stdout.write(`${JSON.stringify(message)}\n`)
+  }
+}
+
+/**
+ * An answer as the server wrote it: its numbers are written out again verbatim (an 18-digit
+ * balance would not survive a double), else, for what the server would never send, as parsed.
+ */
+function parseAnswer(text: string): unknown {
+  try {
+    return decodeJsonVerbatim(text)
+  } catch {
+    return safeParse(text)
   }
 }
 
