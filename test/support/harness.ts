@@ -168,6 +168,30 @@ export async function sendRaw(baseUrl: string, path: string, init: RequestInit):
 }
 
 /**
+ * One JSON-RPC message (its text exactly as given) POSTed to /mcp under `key`, and the text of
+ * the JSON-RPC answer, taken out of the event stream when the server answers with one.
+ */
+export async function mcpAnswerText(server: TestServer, key: string, message: string): Promise<string> {
+  const res = await sendRaw(server.url, '/mcp', {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: message,
+  })
+  if (res.status !== 200) throw new Error(`/mcp answered ${res.status}: ${res.text}`)
+  if (!res.headers.get('content-type')?.includes('text/event-stream')) return res.text
+  return res.text
+    .split('\n')
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5))
+    .join('')
+}
+
+/**
  * Every item of a list, page by page through `nextCursor`, checking the page envelope on the
  * way: exactly `data`, `hasMore`, `nextCursor`; a string cursor while there is more, null at the end.
  */

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { sendRaw, unthrottledServerWithKey } from '../../support/harness.ts'
+import { mcpAnswerText, unthrottledServerWithKey } from '../../support/harness.ts'
 
 /**
  * Campaign 3 finding (2026-11-26): money sent to an MCP write tool is not read exactly. The REST
@@ -15,27 +15,9 @@ import { sendRaw, unthrottledServerWithKey } from '../../support/harness.ts'
 
 const fixture = unthrottledServerWithKey()
 
-/** One raw JSON-RPC tools/call, the body text exactly as given, and its JSON-RPC answer. */
+/** One raw JSON-RPC tools/call, the body text exactly as given, and its JSON-RPC result. */
 async function callTool(text: string): Promise<{ isError?: boolean; structuredContent?: { code?: string; data?: { id: string } } }> {
-  const res = await sendRaw(fixture.server.url, '/mcp', {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${fixture.key}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body: text,
-  })
-  expect(res.status).toBe(200)
-  const payload = res.headers.get('content-type')?.includes('text/event-stream')
-    ? res.text
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5))
-        .join('')
-    : res.text
-  return JSON.parse(payload).result
+  return JSON.parse(await mcpAnswerText(fixture.server, fixture.key, text)).result
 }
 
 const upsertText = (accountId: string, externalId: string, amountText: string) =>

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { sendRaw, unthrottledServerWithKey } from '../../support/harness.ts'
+import { mcpAnswerText, unthrottledServerWithKey } from '../../support/harness.ts'
 
 /**
  * Campaign 3 finding (2026-11-26): MCP tool results show money other than what is stored. REST
@@ -13,27 +13,9 @@ import { sendRaw, unthrottledServerWithKey } from '../../support/harness.ts'
 
 const fixture = unthrottledServerWithKey()
 
-/** One raw JSON-RPC tools/call and the text of its JSON-RPC message, as sent on the wire. */
-async function callToolText(name: string, args: Record<string, unknown>): Promise<string> {
-  const res = await sendRaw(fixture.server.url, '/mcp', {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${fixture.key}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-  })
-  expect(res.status).toBe(200)
-  return res.headers.get('content-type')?.includes('text/event-stream')
-    ? res.text
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5))
-        .join('')
-    : res.text
-}
+/** One JSON-RPC tools/call and the text of its JSON-RPC answer, as sent on the wire. */
+const callToolText = (name: string, args: Record<string, unknown>) =>
+  mcpAnswerText(fixture.server, fixture.key, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }))
 
 /** Every money value of `field` the message carries, structured content and (escaped) text alike. */
 const valuesOf = (message: string, field: string) => [...message.matchAll(new RegExp(`\\\\?"${field}\\\\?":(-?[0-9.eE+-]+)`, 'g'))].map((m) => m[1])
