@@ -9,7 +9,8 @@ import { isDiskFull } from '../failures.ts'
 import { BUSY_TIMEOUT_MS, openDatabase } from '../sqlite.ts'
 import * as schema from './schema.ts'
 
-export type TenantDrizzle = BunSQLiteDatabase<typeof schema>
+/** No relational schema: pfin uses no `db.query.*`, and building one costs ~0.15 ms at every owner's first request. */
+export type TenantDrizzle = BunSQLiteDatabase
 
 const DEFAULT_TOMBSTONE_RETENTION_MS = 400 * 86_400_000
 
@@ -48,7 +49,7 @@ export class Tenant {
     /** How long deleted transactions' tombstones stay in the change feed. */
     readonly tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
   ) {
-    this.db = drizzle({ client: sqlite, schema })
+    this.db = drizzle({ client: sqlite })
   }
 
   /**
