@@ -1,4 +1,5 @@
-import { getTableColumns, type Placeholder, type SQL, sql } from 'drizzle-orm'
+import type { Statement } from 'bun:sqlite'
+import { getTableColumns, Placeholder, type SQL, sql } from 'drizzle-orm'
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core'
 import type { TenantDrizzle } from './tenant/registry.ts'
 
@@ -42,5 +43,40 @@ export function lazyStatements<B extends Builders>(builders: B): (db: TenantDriz
       })
     }
     return statements as { readonly [K in keyof B]: ReturnType<B[K]> }
+  }
+}
+
+/** A drizzle query that can say its SQL: any builder, before `.prepare()`. */
+type Buildable = { toSQL(): { sql: string; params: unknown[] } }
+
+/**
+ * A query's SQL, built by drizzle once for every owner file, for statements whose rows are read
+ * as bare value arrays (no drizzle mapping to lose): each file then prepares the text with SQLite
+ * itself (~0.02 ms) instead of drizzle building the same text again (~0.25 ms) at an owner's
+ * first request. Every parameter must be a named placeholder; `values` binds them by name.
+ */
+export class SharedQuery {
+  private built?: { text: string; names: string[] }
+
+  constructor(private readonly build: (db: TenantDrizzle) => Buildable) {}
+
+  prepare(db: TenantDrizzle): Statement {
+    if (!this.built) {
+      const { sql: text, params } = this.build(db).toSQL()
+      const names = params.map((param) => {
+        if (!(param instanceof Placeholder)) throw new Error(`a shared query binds placeholders only: ${text}`)
+        return param.name
+      })
+      this.built = { text, names }
+    }
+    return db.$client.prepare(this.built.text)
+  }
+
+  /** The statement's rows as value arrays, its placeholders bound from `values` by name. */
+  values(statement: Statement, values: Readonly<Record<string, string | number>> = {}): unknown[][] {
+    const names = this.built?.names ?? []
+    const args = new Array<string | number>(names.length)
+    for (let i = 0; i < names.length; i++) args[i] = values[names[i] as string] as string | number
+    return statement.values(...args) as unknown[][]
   }
 }

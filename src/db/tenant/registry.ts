@@ -10,7 +10,7 @@ import { BUSY_TIMEOUT_MS, openDatabase } from '../sqlite.ts'
 import * as schema from './schema.ts'
 
 /** No relational schema: pfin uses no `db.query.*`, and building one costs ~0.15 ms at every owner's first request. */
-export type TenantDrizzle = BunSQLiteDatabase
+export type TenantDrizzle = BunSQLiteDatabase & { $client: Database }
 
 const DEFAULT_TOMBSTONE_RETENTION_MS = 400 * 86_400_000
 
@@ -86,12 +86,12 @@ export class Tenant {
    * value and every other query of that read see the same file. Whatever `load` reads must be
    * changed through `write` only.
    */
-  unchanged<T>(load: (db: TenantDrizzle) => T): T {
+  unchanged<T>(load: (tenant: Tenant) => T): T {
     this.dataVersion ??= this.sqlite.prepare<{ data_version: number | bigint }, []>('PRAGMA data_version')
     const version = this.dataVersion.get()?.data_version ?? 0
     const kept = this.derived.get(load)
     if (kept && kept.version === version && kept.writes === this.writes) return kept.value as T
-    const value = load(this.db)
+    const value = load(this)
     this.derived.set(load, { value, version, writes: this.writes })
     return value
   }

@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, type SQL, sql } from 'drizzle-orm'
-import { lazyStatements } from '../../db/statements.ts'
+import { lazyStatements, SharedQuery } from '../../db/statements.ts'
 import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
 import { categories } from '../../db/tenant/schema.ts'
 import type { CategoryOut } from './model.ts'
@@ -31,14 +31,10 @@ export const categoryQueries = (tenant: Tenant) => tenant.prepared(statements)
 /** Each category's `type`, by id: what a transaction's `categoryType` shows. */
 export type CategoryTypes = ReadonlyMap<string, CategoryRow['type']>
 
-const readCategoryTypes = (db: TenantDrizzle): CategoryTypes =>
-  new Map(
-    db
-      .select({ id: categories.id, type: categories.type })
-      .from(categories)
-      .all()
-      .map((row) => [row.id, row.type]),
-  )
+const typesQuery = new SharedQuery((db) => db.select({ id: categories.id, type: categories.type }).from(categories))
+const prepareTypes = (db: TenantDrizzle) => typesQuery.prepare(db)
+
+const readCategoryTypes = (tenant: Tenant): CategoryTypes => new Map(typesQuery.values(tenant.prepared(prepareTypes)) as [string, CategoryRow['type']][])
 
 /**
  * Every category's type, read once and kept until the file changes (`Tenant.unchanged`): a

@@ -1,5 +1,6 @@
 import { and, desc, eq, getTableColumns, gte, lte, type SQL, sql } from 'drizzle-orm'
-import { placeholders, lazyStatements } from '../../db/statements.ts'
+import type { Statement } from 'bun:sqlite'
+import { lazyStatements, placeholders, SharedQuery } from '../../db/statements.ts'
 import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
 import { categories, transactions } from '../../db/tenant/schema.ts'
 import { moneyJson } from '../../platform/money.ts'
@@ -45,8 +46,8 @@ const statements = lazyStatements({
       .from(transactions)
       .where(eq(transactions.externalId, sql.placeholder('externalId')))
       .prepare(),
-  /** List statements by filter shape, built on first use. */
-  pageLists: () => new Map<string, ReturnType<typeof buildPageList>>(),
+  /** This file's list statements by filter shape, prepared on first use. */
+  pageLists: () => new Map<string, Statement>(),
 })
 
 const txnQueries = (tenant: Tenant) => tenant.prepared(statements)
@@ -129,29 +130,36 @@ function whereOf(filter: ListFilter): SQL | undefined {
   return conditions.length ? and(...conditions) : undefined
 }
 
-const buildPageList = (db: TenantDrizzle, filter: ListFilter) =>
-  db
-    .select(pageColumns)
-    .from(transactions)
-    .where(whereOf(filter))
-    .orderBy(...listOrder)
-    .limit(sql.placeholder('limit'))
-    .prepare()
+/** The SQL of each filter shape, the same for every owner file. */
+const pageQueries = new Map<string, SharedQuery>()
 
-/** The prepared statement of one filter shape, built on its first use. */
-function listStatement<S>(cache: Map<string, S>, filter: ListFilter, build: (db: TenantDrizzle, filter: ListFilter) => S, db: TenantDrizzle): S {
-  const shape = JSON.stringify(filter)
-  let statement = cache.get(shape)
-  if (!statement) {
-    statement = build(db, filter)
-    cache.set(shape, statement)
+function pageQuery(shape: string, filter: ListFilter): SharedQuery {
+  let query = pageQueries.get(shape)
+  if (!query) {
+    query = new SharedQuery((db) =>
+      db
+        .select(pageColumns)
+        .from(transactions)
+        .where(whereOf(filter))
+        .orderBy(...listOrder)
+        .limit(sql.placeholder('limit')),
+    )
+    pageQueries.set(shape, query)
   }
-  return statement
+  return query
 }
 
 /** One page of a list, newest first, as bare value rows for `transactionOfValues`: no drizzle mapping. */
 export function listTransactionValues(tenant: Tenant, filter: ListFilter, values: Record<string, string | number>): TransactionValues[] {
-  return listStatement(txnQueries(tenant).pageLists, filter, buildPageList, tenant.db).values(values) as unknown as TransactionValues[]
+  const shape = JSON.stringify(filter)
+  const query = pageQuery(shape, filter)
+  const prepared = txnQueries(tenant).pageLists
+  let statement = prepared.get(shape)
+  if (!statement) {
+    statement = query.prepare(tenant.db)
+    prepared.set(shape, statement)
+  }
+  return query.values(statement, values) as TransactionValues[]
 }
 
 /**
