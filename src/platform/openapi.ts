@@ -165,6 +165,11 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
     const headers: Json = { ...COMMON_HEADERS }
     if (status === 429 || list.includes('idempotency_key_in_progress')) headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' }
     if (status === 401) headers['WWW-Authenticate'] = { description: 'Bearer', schema: { type: 'string' } }
+    // A write's refusal by its handler is stored and replayed like a success (CONTRACT §8); a
+    // field's shape (validation_failed) is not, so the client may fix it under the same key.
+    if (isWrite && list.some((code) => code !== 'validation_failed' && spec.errors.includes(code))) {
+      headers['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' }
+    }
     responses[String(status)] = {
       description: list.map((code) => `\`${code}\`: ${ERRORS[code].title}`).join('; '),
       headers,

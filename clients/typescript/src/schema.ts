@@ -1509,6 +1509,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1557,6 +1558,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1799,6 +1801,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2245,6 +2248,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2262,6 +2266,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2310,6 +2315,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2627,6 +2633,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2675,6 +2682,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2918,6 +2926,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3154,6 +3163,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3616,6 +3626,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3633,6 +3644,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3681,6 +3693,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3995,6 +4008,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4043,6 +4057,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4221,6 +4236,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4286,6 +4302,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4716,6 +4733,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4732,6 +4750,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4749,6 +4768,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4797,6 +4817,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5107,6 +5128,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5155,6 +5177,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5347,6 +5370,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5395,6 +5419,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5699,6 +5724,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5716,6 +5742,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5764,6 +5791,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
