@@ -15,7 +15,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
  * Every step costs linear time in the body's size (CONTRACT §14).
  * Returns undefined when no body was sent.
  */
-export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Promise<{ value: unknown; canonical: string } | undefined> {
+export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Promise<{ value: unknown; canonical: string; bytes: number } | undefined> {
   const declared = Number(request.headers.get('content-length') ?? 'NaN')
   if (request.body === null || declared === 0) return undefined
   const contentType = request.headers.get('content-type')
@@ -33,7 +33,7 @@ export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Pr
   const text = decodeText(bytes)
   const value = decode(text)
   assertSoundText(text, value)
-  return { value, canonical: canonicalJson(value) }
+  return { value, canonical: canonicalJson(value), bytes: bytes.byteLength }
 }
 
 function decodeText(bytes: Uint8Array): string {
@@ -74,7 +74,7 @@ const subject = (path: (string | number)[]) => (path.length ? `field '${fieldPat
 
 const malformed = (detail: string) => new ApiError('malformed_json', detail)
 
-const tooLarge = (limit: number) => new ApiError('payload_too_large', `The request body must not exceed ${limit} bytes`)
+export const tooLarge = (limit: number) => new ApiError('payload_too_large', `The request body must not exceed ${limit} bytes`)
 
 /**
  * Reading fails only when the client stops sending: it closed the connection part way through
