@@ -1,6 +1,7 @@
 import type { ValueError } from '@sinclair/typebox/errors'
 import type { Tenant } from '../../db/tenant/registry.ts'
-import { ApiError, ruleViolation } from '../../platform/errors.ts'
+import { ApiError, invalidReference, ruleViolation } from '../../platform/errors.ts'
+import { readMoney } from '../../platform/money.ts'
 import { assertValid, compile, fieldProblem } from '../../platform/validation.ts'
 import { hasTransactionTombstone, lastSeq } from '../changes/feed.ts'
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
@@ -42,6 +43,38 @@ function itemRuleError(error: ApiError): BatchItemErrorOut {
   const match = /^([A-Za-z]\w*)(?::\s*|\s+)([\s\S]*)$/.exec(error.detail)
   if (match && FIELDS.has(match[1] as string)) return { field: match[1] as string, code: error.code, detail: match[2] as string }
   return { field: null, code: error.code, detail: error.detail }
+}
+
+/** Fields read as money, and fields naming records, each checked on its own in a dry run. */
+const MONEY_FIELDS = ['amount', 'destinationAmount'] as const
+const REFERENCE_FIELDS = ['accountId', 'transferToAccountId', 'categoryId', 'payeeId'] as const
+
+/**
+ * The errors of an item's fields that do not depend on one another, for a dry run to report
+ * together with its schema errors (CONTRACT §16: "all of its errors"): each money value's
+ * digits and range, and each id that names none of the owner's records. `taken` are the fields
+ * already reported. The details are those the item's own run would give.
+ */
+function fieldErrors(refs: References, item: unknown, taken: ReadonlySet<string | null>): BatchItemErrorOut[] {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return []
+  const fields = item as Record<string, unknown>
+  const errors: BatchItemErrorOut[] = []
+  for (const field of MONEY_FIELDS) {
+    if (taken.has(field) || typeof fields[field] !== 'number') continue
+    try {
+      readMoney(fields, field)
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error
+      errors.push(itemRuleError(error))
+    }
+  }
+  for (const field of REFERENCE_FIELDS) {
+    const id = fields[field]
+    if (taken.has(field) || typeof id !== 'string') continue
+    const found = field === 'categoryId' ? refs.visibleCategory(id) : field === 'payeeId' ? refs.payee(id) : refs.account(id)
+    if (!found) errors.push(itemRuleError(invalidReference(field, id)))
+  }
+  return errors
 }
 
 /** `items[17].amount: must be a number`: the path first, as CONTRACT §16 asks. */
@@ -176,8 +209,12 @@ function dryRun(tenant: Tenant, country: string | null, items: readonly unknown[
     try {
       for (const [index, item] of items.entries()) {
         const externalId = externalIdOf(item)
-        if (!check.Check(item)) {
-          results.push({ index, externalId, operation: null, data: null, errors: itemSchemaErrors(check.Errors(item), item) })
+        // Every error that can be told field by field, together; the rules only for an item without one.
+        const valid = check.Check(item)
+        const errors = valid ? [] : itemSchemaErrors(check.Errors(item), item)
+        errors.push(...fieldErrors(refs, item, new Set(errors.map((error) => error.field))))
+        if (!valid || errors.length > 0) {
+          results.push({ index, externalId, operation: null, data: null, errors })
           continue
         }
         run('SAVEPOINT batch_item')
