@@ -25,12 +25,65 @@ export const isClockTime = (value: string) => CLOCK_TIME.test(value)
 FormatRegistry.Set('date', isCalendarDate)
 FormatRegistry.Set('time', isClockTime)
 
+/**
+ * String lengths count characters (Unicode code points), as JSON Schema's `minLength` and
+ * `maxLength` do in the document and in clients generated from it; TypeBox counts UTF-16 code
+ * units, so "😀" would count twice. Each length-limited string is checked through a format of
+ * its own instead (`chars:MIN:MAX`), its limits kept as `minChars`/`maxChars` for the message.
+ */
+function countsCharacters(min: number, max: number): string {
+  const name = `chars:${min}:${max}`
+  if (!FormatRegistry.Has(name)) {
+    FormatRegistry.Set(name, (value) => {
+      if (value.length === 0) return min === 0
+      // A non-empty string holds at least one character and at most as many as its code units.
+      if (min <= 1 && value.length <= max) return true
+      const length = codePoints(value)
+      return length >= min && length <= max
+    })
+  }
+  return name
+}
+
+/** Characters of a string: its code units less one per surrogate pair. */
+function codePoints(value: string): number {
+  let pairs = 0
+  for (let i = 0; i < value.length - 1; i++) {
+    const unit = value.charCodeAt(i)
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = value.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        pairs++
+        i++
+      }
+    }
+  }
+  return value.length - pairs
+}
+
+/** The schema as the server checks it: the same, with string lengths counted in characters (above). */
+function checkedAs(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(checkedAs)
+  if (schema === null || typeof schema !== 'object') return schema
+  const node = schema as Record<string | symbol, unknown>
+  const copy: Record<string | symbol, unknown> = {}
+  for (const key of Object.getOwnPropertyNames(node)) copy[key] = checkedAs(node[key])
+  for (const key of Object.getOwnPropertySymbols(node)) copy[key] = node[key]
+  if (copy.type === 'string' && copy.format === undefined && (copy.minLength !== undefined || copy.maxLength !== undefined)) {
+    const { minLength, maxLength } = copy as { minLength?: number; maxLength?: number }
+    delete copy.minLength
+    delete copy.maxLength
+    Object.assign(copy, { format: countsCharacters(minLength ?? 0, maxLength ?? Number.MAX_SAFE_INTEGER), minChars: minLength, maxChars: maxLength })
+  }
+  return copy
+}
+
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
 export function compile<T extends TSchema>(schema: T): TypeCheck<T> {
   let check = compiled.get(schema)
   if (!check) {
-    check = TypeCompiler.Compile(schema)
+    check = TypeCompiler.Compile(checkedAs(schema) as TSchema)
     compiled.set(schema, check)
   }
   return check as TypeCheck<T>
@@ -126,8 +179,8 @@ export function expectation(schema: TSchema): string {
       if (s.format === 'date') return 'must be a calendar date (YYYY-MM-DD)'
       if (s.format === 'time') return 'must be a time of day (HH:MM or HH:MM:SS)'
       if (typeof s.description === 'string' && typeof s.pattern === 'string') return `must be ${s.description}`
-      const min = s.minLength as number | undefined
-      const max = s.maxLength as number | undefined
+      const min = (s.minLength ?? s.minChars) as number | undefined
+      const max = (s.maxLength ?? s.maxChars) as number | undefined
       if (s.pattern) return `must match ${s.pattern}`
       if (min !== undefined && max !== undefined) return `must be a string of ${min} to ${max} characters`
       if (max !== undefined) return `must be a string of at most ${max} characters`
