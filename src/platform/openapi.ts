@@ -20,17 +20,17 @@ export const ProblemSchema = t.Object(
   { title: 'Problem', additionalProperties: false, description: 'An error, as application/problem+json (RFC 9457).' },
 )
 
-const integerHeader = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } })
+const integerHeader = (description: string, minimum = 0) => ({ description, schema: { type: 'integer', minimum } })
 
 export const HEADERS = {
   RequestId: { description: 'Request id; echoes a sane client-sent X-Request-Id. Equals `request_id` in error bodies.', schema: { type: 'string' } },
   RateLimitLimitMinute: integerHeader('Requests allowed in the current UTC minute.'),
   RateLimitRemainingMinute: integerHeader('Requests left in the current UTC minute, counting this one.'),
-  RateLimitResetMinute: integerHeader('Seconds until the minute window resets.'),
+  RateLimitResetMinute: integerHeader('Seconds until the minute window resets.', 1),
   RateLimitLimitDay: integerHeader('Requests allowed in the current UTC day.'),
   RateLimitRemainingDay: integerHeader('Requests left in the current UTC day, counting this one.'),
-  RateLimitResetDay: integerHeader('Seconds until the day window resets.'),
-  RetryAfter: integerHeader('Seconds to wait before retrying.'),
+  RateLimitResetDay: integerHeader('Seconds until the day window resets.', 1),
+  RetryAfter: integerHeader('Seconds to wait before retrying.', 1),
   Location: { description: 'URL of the created resource.', schema: { type: 'string' } },
   IdempotentReplayed: {
     description: '`true` when this is a stored response replayed for a repeated Idempotency-Key.',
