@@ -198,7 +198,9 @@ export function expectation(schema: TSchema): string {
     case 'boolean':
       return 'must be true or false'
     case 'array': {
+      const min = s.minItems as number | undefined
       const max = s.maxItems as number | undefined
+      if (min !== undefined && min > 0 && max !== undefined) return `must be an array of ${min} to ${max} items`
       return max !== undefined ? `must be an array of at most ${max} items` : 'must be an array'
     }
     case 'object':

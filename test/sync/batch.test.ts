@@ -115,7 +115,10 @@ describe('all or nothing', () => {
   test('1–500 items: 0 and 501 → 422 validation_failed, nothing written', async () => {
     const { key, a } = await setup()
     const before = await observe(key)
-    expectProblem(await post(key, '/v1/transactions/batch', { items: [] }), 422, 'validation_failed')
+    // The detail says what the field must be, fewer items included.
+    expect(expectProblem(await post(key, '/v1/transactions/batch', { items: [] }), 422, 'validation_failed').detail).toBe(
+      "field 'items' must be an array of 1 to 500 items",
+    )
     const tooMany = Array.from({ length: 501 }, (_, n) => item(a.id, n))
     const problem = expectProblem(await post(key, '/v1/transactions/batch', { items: tooMany }), 422, 'validation_failed')
     expect(problem.detail).toContain('items')
