@@ -155,7 +155,14 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
     responses[String(status)] = { description: SUCCESS_TEXT[status] ?? 'OK', headers, content: { 'application/json': content } }
   }
   // A DELETE writes too: a full disk refuses it like any write.
-  const codes = [...AUTHENTICATED_ERRORS, ...(isWrite ? WRITE_ERRORS : []), ...(spec.method === 'DELETE' ? STORAGE_WRITE_ERRORS : []), ...spec.errors]
+  // Any route refuses query parameters it does not take (validation_failed), with or without a query of its own.
+  const codes = [
+    ...AUTHENTICATED_ERRORS,
+    'validation_failed' as const,
+    ...(isWrite ? WRITE_ERRORS : []),
+    ...(spec.method === 'DELETE' ? STORAGE_WRITE_ERRORS : []),
+    ...spec.errors,
+  ]
   const byStatus = new Map<number, ErrorCode[]>()
   for (const code of new Set(codes)) {
     const status = ERRORS[code].status

@@ -55,6 +55,17 @@ export function admitMore(platform: Platform, auth: AuthContext, more: number, h
   }
 }
 
+/**
+ * A route that takes no query parameters refuses any, as a list refuses one it does not know:
+ * a misspelt or misplaced parameter (`/v1/accounts/acct_…?includeArchived=true`) is an error
+ * the client sees, never silently ignored.
+ */
+function refuseQueryParameters(params: URLSearchParams): void {
+  for (const name of params.keys()) {
+    throw new ApiError('validation_failed', `query parameter '${name.slice(0, 64).toWellFormed()}' is not allowed: this route takes no query parameters`)
+  }
+}
+
 function authorize(route: AnyRoute, auth: AuthContext): void {
   if (!mayCall(auth.principal.scopes, route)) {
     if (route.scopesNeeded === 'any') throw new ApiError('insufficient_scope', `This API key needs one of the scopes ${route.scopes.join(', ')}`)
@@ -299,6 +310,8 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
         const query = coerceQuery(route.query, requestUrl(request).searchParams)
         assertValid(route.query, query, 'query')
         state.query = query
+      } else if (request.url.includes('?')) {
+        refuseQueryParameters(requestUrl(request).searchParams)
       }
       if (isWrite) return prepareWrite(platform, route, request, state, auth).then(() => execute(platform, route, state, params, set))
       return execute(platform, route, state, params, set)

@@ -168,6 +168,18 @@ describe('422 validation_failed names the field', () => {
     }
     expect(expectProblem(await server.request('GET', '/v1/test-query?color=red', { key: owner.key }), 422, 'validation_failed').detail).toContain('color')
   })
+
+  test('a route that takes no query parameters refuses any, before its body is read; a bare ? is no parameter', async () => {
+    for (const path of ['/v1/me?fields=name', '/v1/accounts/acct_0190000000007000800000000000dead?includeArchived=true']) {
+      const problem = expectProblem(await server.request('GET', path, { key: owner.key }), 422, 'validation_failed')
+      expect(problem.detail).toMatch(/^query parameter '(fields|includeArchived)' is not allowed/)
+    }
+    const runs = fixture.items.runs
+    const write = await server.request('POST', '/v1/test-items?dryRun=true', { key: owner.key, body: { name: 'A', amount: 1 } })
+    expect(expectProblem(write, 422, 'validation_failed').detail).toContain("'dryRun'")
+    expect(fixture.items.runs).toBe(runs)
+    expect((await server.request('GET', '/v1/me?', { key: owner.key })).status).toBe(200)
+  })
 })
 
 describe('routing errors', () => {
