@@ -180,6 +180,28 @@ describe('aliases', () => {
     expect(patched.aliases).toEqual(['A', 'B'])
     expect((await get(server, owner.key, `/v1/payees/${created.id}`)).aliases).toEqual(['A', 'B'])
   })
+
+  test('an alias with nothing left once normalized (only marks) → 422 naming it, as for a name; nothing changed', async () => {
+    const before = tableRows(server, owner.id, 'payees')
+    const created = await server.request('POST', '/v1/payees', { key: owner.key, body: { name: 'Marks Only', aliases: ['MO', '\u0301\u0308'] } })
+    expect(expectProblem(created, 422, 'validation_failed').detail).toBe("field 'aliases[1]' must contain letters or digits, not only marks or spaces")
+    expect(tableRows(server, owner.id, 'payees')).toEqual(before)
+    const payee = await createPayee(server, owner.key, { name: 'Marks Later', aliases: ['ML'] })
+    expectProblem(await server.request('PATCH', `/v1/payees/${payee.id}`, { key: owner.key, body: { aliases: ['\u0300'] } }), 422, 'validation_failed')
+    expect(await get(server, owner.key, `/v1/payees/${payee.id}`)).toEqual(payee)
+  })
+
+  test('payeeName finds a payee by its name before another payee’s alias of that spelling', async () => {
+    const named = await createPayee(server, owner.key, { name: 'Corner Bakery' })
+    await createPayee(server, owner.key, { name: 'Bakery Chain', aliases: ['CORNER BAKERY'] })
+    const account = await server.request('POST', '/v1/accounts', { key: owner.key, body: { name: 'Alias test', type: 'bank', balance: 0, currency: 'EUR' } })
+    const txn = await server.request('POST', '/v1/transactions', {
+      key: owner.key,
+      body: { accountId: account.json.data.id, amount: 3.2, date: '2026-11-21', payeeName: 'corner bakery' },
+    })
+    expect(txn.status).toBe(201)
+    expect(txn.json.data.payeeId).toBe(named.id)
+  })
 })
 
 describe('q filter', () => {

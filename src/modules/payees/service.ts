@@ -37,8 +37,10 @@ function cleanAliases(aliases: string[]): string[] {
   const seen = new Set<string>()
   return aliases
     .map((alias) => alias.trim())
-    .filter((alias) => {
+    .filter((alias, index) => {
       const key = normalizeName(alias)
+      // Like a name: an alias with nothing left to match once normalized could never be found.
+      if (!key) throw new ApiError('validation_failed', `field 'aliases[${index}]' must contain letters or digits, not only marks or spaces`)
       if (seen.has(key)) return false
       seen.add(key)
       return true
