@@ -35,7 +35,7 @@ test('json: one line per request with time, request id, method, route pattern, s
       body: JSON.stringify({ name: 'Secret Name', type: 'bank', balance: 1, currency: 'EUR' }),
     })
     accountId = JSON.parse(created.text).data.id
-    await call(url, 'GET', `/v1/accounts/${accountId}?includeArchived=true`, { key })
+    await call(url, 'GET', `/v1/accounts/${accountId}`, { key })
     await call(url, 'GET', '/v1/transactions?externalId=very-private-value', { key })
     await call(url, 'GET', '/v1/me', { key: 'pfk_key_00000000000000000000000000000000_wrongwrongwrongwrongwrongwrongwrongwrong1' })
     await call(url, 'GET', '/v1/nowhere')
