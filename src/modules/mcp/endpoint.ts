@@ -61,12 +61,30 @@ function decodedArgumentsOf(body: unknown): Map<unknown, Record<string, unknown>
   for (const message of Array.isArray(body) ? body : [body]) {
     const { method, id, params } = (message ?? {}) as { method?: unknown; id?: unknown; params?: { arguments?: unknown } }
     const args = params?.arguments
-    // An id used twice in one batch cannot say which is which: neither is adopted.
-    if (method === 'tools/call' && typeof args === 'object' && args !== null && !Array.isArray(args)) {
-      byId.set(id, byId.has(id) ? {} : (args as Record<string, unknown>))
-    }
+    if (method === 'tools/call' && typeof args === 'object' && args !== null && !Array.isArray(args)) byId.set(id, args as Record<string, unknown>)
   }
   return byId
+}
+
+/**
+ * Requests of one batch must have ids of their own: the answers are told apart by id, and a
+ * call whose id another request shares could not be matched to what the agent sent. Such a
+ * batch is refused whole, before any of it runs.
+ */
+function assertDistinctIds(body: unknown): void {
+  if (!Array.isArray(body)) return
+  const seen = new Set<unknown>()
+  for (const message of body) {
+    if (typeof message !== 'object' || message === null || !Object.hasOwn(message, 'id') || !Object.hasOwn(message, 'method')) continue
+    const id = (message as { id: unknown }).id
+    if (seen.has(id)) {
+      throw new ApiError(
+        'validation_failed',
+        `JSON-RPC id ${JSON.stringify(id)} is used by more than one request of this batch; give each request its own id (nothing of it ran)`,
+      )
+    }
+    seen.add(id)
+  }
 }
 
 /** Runs a tool; a storage failure answers like the REST route would (503/507), anything else unexpected as internal_error. */
@@ -74,7 +92,8 @@ function runTool(tool: ToolSpec, call: ToolCall, sdkArgs: Record<string, unknown
   const decoded = call.decodedArguments?.get(id)
   const args = decoded ? adoptNumberSources(decoded, sdkArgs) : sdkArgs
   try {
-    return toolResult(argumentProblem(tool, args, call.state.requestId) ?? tool.run(call, args))
+    // Checked as sent: the SDK's copy turns a `__proto__` argument into its prototype, out of sight.
+    return toolResult(argumentProblem(tool, decoded ?? sdkArgs, call.state.requestId) ?? tool.run(call, args))
   } catch (error) {
     const problem = unexpectedProblem(call.platform, error, call.state, call.state.requestId)
     const body = problemBody(problem.code, problem.detail, call.state.requestId) as unknown as Record<string, unknown>
@@ -86,7 +105,8 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
   const tools = buildTools(routes)
   const factory = (McpServer: Sdk['McpServer']) => (context: McpRequestContext) => {
     const call = context.authInfo?.extra?.call as ToolCall
-    const mcp = new McpServer({ name: 'pfin', version: '1.0.0-alpha' }, { instructions: INSTRUCTIONS })
+    // Tools are a capability even for a key that may use none: tools/list is then empty, a call -32602.
+    const mcp = new McpServer({ name: 'pfin', version: '1.0.0-alpha' }, { instructions: INSTRUCTIONS, capabilities: { tools: {} } })
     for (const tool of tools) {
       if (!allowed(tool, call.auth)) continue
       mcp.registerTool(
@@ -128,6 +148,7 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
       const decoded = await readJsonBody(request, readLimit)
       const limit = bodyLimitOf(decoded?.value, tools)
       if (decoded && decoded.bytes > limit) throw tooLarge(limit)
+      assertDistinctIds(decoded?.value)
       // Each JSON-RPC request counts once: the POST was counted above, a batch's others here.
       if (Array.isArray(decoded?.value) && decoded.value.length > 1) admitMore(platform, auth, decoded.value.length - 1, set.headers)
       const call: ToolCall = { platform, state, auth, decodedArguments: decodedArgumentsOf(decoded?.value) }

@@ -323,7 +323,9 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
  */
 export function argumentProblem(tool: ToolSpec, args: Record<string, unknown>, requestId: string): ToolResult | undefined {
   const known = (tool.input as { properties?: object }).properties ?? {}
-  const stray = Object.keys(args).find((name) => !Object.hasOwn(known, name))
+  // An object whose prototype is not Object's was given one by a `__proto__` key along the way.
+  const prototype = Object.getPrototypeOf(args)
+  const stray = prototype !== Object.prototype && prototype !== null ? '__proto__' : Object.keys(args).find((name) => !Object.hasOwn(known, name))
   const ids = tool.routes.flatMap((route) => Object.keys((route.params as { properties?: object } | undefined)?.properties ?? {}))
   const missing = ids.find((name) => typeof args[name] !== 'string')
   // A token of the wrong type is a mistake to report, not a call without a token (which only plans).
