@@ -53,9 +53,9 @@ class Bridge {
   ) {}
 
   async forward(line: string): Promise<void> {
-    let message: Message
+    let message: Message | Message[]
     try {
-      message = JSON.parse(line) as Message
+      message = JSON.parse(line) as Message | Message[]
     } catch {
       this.write({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: a line on stdin is not JSON' } })
       return
@@ -98,23 +98,29 @@ class Bridge {
       }
     }
     // Something else answered (a proxy's error page, a wrong PFIN_URL): the agent must not wait forever.
-    if (!answered && (message.id !== undefined || !response.ok)) {
+    if (!answered && (requestIds(message).length > 0 || !response.ok)) {
       this.fail(message, -32000, `${this.endpoint.href} answered HTTP ${response.status} without an MCP message; is PFIN_URL the pfin server?`)
     }
   }
 
-  private fail(message: Message, code: number, text: string): void {
-    // Notifications get no answer, not even an error.
-    if (message.id === undefined) {
+  /** An error for each request of the line (one message or a batch); notifications get none, so it goes to stderr. */
+  private fail(message: Message | Message[], code: number, text: string): void {
+    const ids = requestIds(message)
+    if (ids.length === 0) {
       console.error(`pfin mcp: ${text}`)
       return
     }
-    this.write({ jsonrpc: '2.0', id: message.id, error: { code, message: text } })
+    for (const id of ids) this.write({ jsonrpc: '2.0', id, error: { code, message: text } })
   }
 
   private write(message: unknown): void {
     process.stdout.write(`${JSON.stringify(message)}\n`)
   }
+}
+
+/** The ids of the requests in a line: one message, or each of a batch's (a notification has none). */
+function requestIds(message: Message | Message[]): Message['id'][] {
+  return (Array.isArray(message) ? message : [message]).flatMap((item) => (typeof item === 'object' && item !== null && item.id !== undefined ? [item.id] : []))
 }
 
 /**
