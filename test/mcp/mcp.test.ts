@@ -508,6 +508,23 @@ describe('two-step tools', () => {
     expect(failing.text.split('\n')[0]).toContain('would fail')
     expect((await rest(server, owner.key, 'GET', '/v1/transactions?externalId=imp-3')).data).toEqual([])
   })
+
+  test('import_transactions: a token acts once, and not on a ledger changed since its dry run; ifDeleted "recreate" is the default spelt out', async () => {
+    const items = [{ externalId: 'once-1', accountId, amount: 7.5, date: '2026-11-12' }]
+    const dry = await call(client, 'import_transactions', { items })
+    // The default spelt out is the same import as the dry run's.
+    expect((await ok(client, 'import_transactions', { items, ifDeleted: 'recreate', confirmToken: dry.structured.confirmToken })).summary.created).toBe(1)
+    // Used: the import itself changed the ledger, so the token is void.
+    await toolError(client, 'import_transactions', { items, confirmToken: dry.structured.confirmToken }, 'confirmation_required', 409)
+
+    // Deleted after a new dry run (which said "unchanged"): its token would have recreated it unseen.
+    const again = await call(client, 'import_transactions', { items })
+    expect(again.structured.data[0].operation).toBe('unchanged')
+    const [row] = (await rest(server, owner.key, 'GET', '/v1/transactions?externalId=once-1')).data
+    await rest(server, owner.key, 'DELETE', `/v1/transactions/${row.id}`)
+    await toolError(client, 'import_transactions', { items, confirmToken: again.structured.confirmToken }, 'confirmation_required', 409)
+    expect((await rest(server, owner.key, 'GET', '/v1/transactions?externalId=once-1')).data).toEqual([])
+  })
 })
 
 describe('the gate in front of /mcp', () => {

@@ -7,7 +7,7 @@ import { canonicalJson, decodeJsonVerbatim, withoutKeys } from '../../platform/j
 import { type Invocation, invoke } from '../../platform/pipeline.ts'
 import type { AnyRoute } from '../../platform/route.ts'
 import { mayCall } from '../../platform/scopes.ts'
-import { entityVersion } from '../changes/feed.ts'
+import { entityVersion, lastSeq } from '../changes/feed.ts'
 import { checkConfirmToken, issueConfirmToken } from './confirm.ts'
 
 /**
@@ -195,22 +195,26 @@ function importTool(routes: readonly AnyRoute[]): ToolSpec {
     destructive: false,
     run(call, args) {
       const { confirmToken, ...rest } = args
-      const batch = { items: rest.items, ...(rest.ifDeleted === undefined ? {} : { ifDeleted: rest.ifDeleted }) }
+      // `ifDeleted: "recreate"` is the default, spelt out or not: the same import either way.
+      const batch = { items: rest.items, ...(rest.ifDeleted === undefined || rest.ifDeleted === 'recreate' ? {} : { ifDeleted: rest.ifDeleted }) }
       const digest = new Bun.CryptoHasher('sha256').update(canonicalJson(batch)).digest('base64url')
       const ownerId = call.auth.subject.id
+      // What the dry run reported holds for the ledger as it was: any change since (this very
+      // import included) voids the token, so it acts once and never on a ledger it did not see.
+      const ledgerVersion = () => String(lastSeq(call.platform.tenants.get(ownerId)))
       if (typeof confirmToken !== 'string') {
         const dry = run(call, route, { body: { ...batch, dryRun: true } })
         if (dry.status >= 400) return dry
         const failed = (dry.body.summary as { failed?: number } | undefined)?.failed ?? 0
         if (failed > 0) return { ...dry, summary: `Dry run: ${failed} item(s) would fail; nothing was written. Fix them and run the dry run again.` }
-        const issued = issueConfirmToken(ownerId, 'import_transactions', digest, 'items')
+        const issued = issueConfirmToken(ownerId, 'import_transactions', digest, ledgerVersion())
         return {
           status: 200,
           body: { ...dry.body, ...issued },
           summary: 'Dry run only, nothing written. To import, call import_transactions again with the same items and this confirmToken within 5 minutes.',
         }
       }
-      const check = checkConfirmToken(confirmToken, ownerId, 'import_transactions', digest, 'items')
+      const check = checkConfirmToken(confirmToken, ownerId, 'import_transactions', digest, ledgerVersion())
       if (check !== 'ok') return refusedToken(call, 'import_transactions', check)
       return run(call, route, { body: batch })
     },
