@@ -189,6 +189,11 @@ describe('tools/list', () => {
     expect(byName.import_transactions.required).toEqual(['items'])
     expect(byName.update_transaction.required).toEqual(['transactionId'])
     expect(byName.search_transactions.properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 })
+    // Where a tool's default differs from its route's, the schema tells the tool's.
+    expect(byName.get_context.properties.payeeLimit).toMatchObject({ default: 20, description: expect.stringContaining('(default 20)') })
+    expect(byName.get_context.properties.recentTransactionLimit).toMatchObject({ default: 20 })
+    expect(byName.get_changes.properties.limit).toMatchObject({ default: 50, maximum: 500, description: expect.stringContaining('(default 50)') })
+    expect(byName.list_accounts.properties.limit).toMatchObject({ default: 50 })
     expect(Object.keys(byName.search_transactions.properties)).toEqual(
       expect.arrayContaining(['accountId', 'categoryId', 'payeeId', 'from', 'to', 'externalId', 'cursor']),
     )

@@ -87,6 +87,17 @@ function run(call: ToolCall, route: AnyRoute, invocation: Invocation): ToolResul
   return { status: outcome.status, body }
 }
 
+/** The schema with the tool's own defaults where they differ from the route's, so `tools/list` tells the agent what it gets. */
+function withDefaults(schema: TSchema, defaults: Record<string, unknown>): TSchema {
+  const properties = { ...((schema as { properties?: Record<string, TSchema> }).properties ?? {}) }
+  for (const [name, value] of Object.entries(defaults)) {
+    const property = properties[name] as (TSchema & { description?: string }) | undefined
+    if (!property) continue
+    properties[name] = { ...property, default: value, description: property.description?.replace(/default \d+/, `default ${value}`) } as TSchema
+  }
+  return t.Object(properties, { additionalProperties: false })
+}
+
 /** A tool that is one route, its arguments split into path, query and body as the route declares them. */
 function direct(
   routes: readonly AnyRoute[],
@@ -104,7 +115,7 @@ function direct(
     title,
     description,
     routes: [route],
-    input: merged(route.params, route.query, route.body),
+    input: withDefaults(merged(route.params, route.query, route.body), options.defaults ?? {}),
     readOnly: route.method === 'GET',
     destructive: false,
     run(call, args) {
