@@ -25,7 +25,7 @@ type Headers = Record<string, string | number>
  * HTTP/1.0 request with none, `Host: `, `Host: x/y`) it is the bare target, `/v1/accounts?limit=5`:
  * resolved against a placeholder origin, the path and query are read the same either way.
  */
-const requestUrl = (request: Request): URL => new URL(request.url, 'http://host.invalid')
+export const requestUrl = (request: Request): URL => new URL(request.url, 'http://host.invalid')
 
 /** Counts the request against the key's bucket, or the client IP's without a valid key; throws 429, then 401. */
 export function admit(platform: Platform, auth: AuthContext | null, state: RequestState, headers: Headers): AuthContext {
@@ -60,7 +60,7 @@ export function admitMore(platform: Platform, auth: AuthContext, more: number, h
  * a misspelt or misplaced parameter (`/v1/accounts/acct_…?includeArchived=true`) is an error
  * the client sees, never silently ignored.
  */
-function refuseQueryParameters(params: URLSearchParams): void {
+export function refuseQueryParameters(params: URLSearchParams): void {
   for (const name of params.keys()) {
     throw new ApiError('validation_failed', `query parameter '${name.slice(0, 64).toWellFormed()}' is not allowed: this route takes no query parameters`)
   }

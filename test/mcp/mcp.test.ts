@@ -198,7 +198,15 @@ describe('tools/list', () => {
       expect.arrayContaining(['accountId', 'categoryId', 'payeeId', 'from', 'to', 'externalId', 'cursor']),
     )
     // The sign convention is in the descriptions of the tools that take or show amounts.
-    for (const name of ['upsert_transaction', 'update_transaction', 'import_transactions', 'search_transactions', 'get_context']) {
+    for (const name of [
+      'upsert_transaction',
+      'update_transaction',
+      'import_transactions',
+      'search_transactions',
+      'get_context',
+      'get_changes',
+      'delete_transaction',
+    ]) {
       expect(tools.find((tool) => tool.name === name)?.description).toContain('a positive amount is an expense')
     }
   })
@@ -533,6 +541,26 @@ describe('two-step tools', () => {
 })
 
 describe('the gate in front of /mcp', () => {
+  test('a query parameter on /mcp is refused 422, as on any route that takes none', async () => {
+    const res = await sendRaw(server.url, '/mcp?debug=1', {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${owner.key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: JSON.stringify(INITIALIZE),
+    })
+    expect(expectProblem(res, 422, 'validation_failed').detail).toContain("'debug'")
+  })
+
+  test('null for a list tool’s limit is refused like any wrong type, not taken for the default', async () => {
+    const answer = await call(full, 'list_accounts', { limit: null })
+    expect(answer.isError).toBe(true)
+    expect(answer.structured.code).toBe('validation_failed')
+  })
+
   test('a foreign Origin is refused with 403 origin_not_allowed; no Origin (not a browser) passes', async () => {
     const res = await post(server, INITIALIZE, { authorization: `Bearer ${owner.key}`, origin: 'https://evil.example' })
     expect(expectProblem(res, 403, 'origin_not_allowed').detail).toContain('MCP_ALLOWED_ORIGINS')

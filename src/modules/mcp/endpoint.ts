@@ -4,7 +4,7 @@ import { MAX_BODY_BYTES, readJsonBody, tooLarge } from '../../platform/body.ts'
 import { type Platform, requestStateOf, type ServerLookup } from '../../platform/context.ts'
 import { ApiError, problemBody } from '../../platform/errors.ts'
 import { adoptNumberSources } from '../../platform/json.ts'
-import { admit, admitMore, requireProTier } from '../../platform/pipeline.ts'
+import { admit, admitMore, refuseQueryParameters, requestUrl, requireProTier } from '../../platform/pipeline.ts'
 import type { AnyRoute } from '../../platform/route.ts'
 import { unexpectedProblem } from '../../platform/storage-problem.ts'
 import { toolInput } from './schema.ts'
@@ -145,6 +145,8 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
       }
       requireProTier(auth)
       state.auth = auth
+      // /mcp takes its input in the body only, and refuses query parameters as every REST route that takes none.
+      if (request.url.includes('?')) refuseQueryParameters(requestUrl(request).searchParams)
       const decoded = await readJsonBody(request, readLimit)
       const limit = bodyLimitOf(decoded?.value, tools)
       if (decoded && decoded.bytes > limit) throw tooLarge(limit)

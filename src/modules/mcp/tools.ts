@@ -120,7 +120,8 @@ function direct(
     destructive: false,
     run(call, args) {
       const query = pick(args, route.query)
-      if (query) for (const [name, value] of Object.entries(options.defaults ?? {})) query[name] ??= value
+      // Only an absent argument takes the default: null is a value the route refuses, as any other wrong type.
+      if (query) for (const [name, value] of Object.entries(options.defaults ?? {})) if (query[name] === undefined) query[name] = value
       const params = pick(args, route.params) as Record<string, string> | undefined
       return run(call, route, { params, query, body: isWrite ? bodyOf(args, route.params) : undefined })
     },
@@ -277,7 +278,7 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'get_changes',
       'listChanges',
       'What changed since a cursor',
-      'Changes since `cursor` (absent: from the beginning), deletions included (`op: "delete"`), each entity once at its latest state. Store `nextCursor`; call again while `hasMore`. A `cursor_expired` error means: call again without cursor.',
+      `Changes since \`cursor\` (absent: from the beginning), deletions included (\`op: "delete"\`), each entity once at its latest state. Store \`nextCursor\`; call again while \`hasMore\`. A \`cursor_expired\` error means: call again without cursor. ${SIGN_CONVENTION}`,
       LIST_DEFAULTS,
     ),
     direct(
@@ -307,8 +308,7 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
     confirmed(routes, {
       name: 'delete_transaction',
       title: 'Delete a transaction (plan, then confirm)',
-      description:
-        'Deletes one transaction permanently and reverses its effect on balances and payee totals. Without confirmToken it only returns the transaction and a confirmToken (valid 5 minutes, void if the transaction changes); call again with it to delete.',
+      description: `Deletes one transaction permanently and reverses its effect on balances and payee totals. Without confirmToken it only returns the transaction and a confirmToken (valid 5 minutes, void if the transaction changes); call again with it to delete. ${SIGN_CONVENTION}`,
       read: 'getTransaction',
       act: 'deleteTransaction',
       idParam: 'transactionId',
