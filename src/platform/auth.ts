@@ -99,6 +99,8 @@ export class Authenticator {
   private readonly lastUsed = new Map<string, number>()
   /** Where a presented secret is hashed, so the hot path allocates no buffer. */
   private readonly presented = Buffer.alloc(32)
+  /** The argon2 check under way for a key id: at most one at a time (see `verify`). */
+  private readonly verifying = new Map<string, Promise<unknown>>()
 
   constructor(
     private readonly control: ControlStore,
@@ -113,8 +115,10 @@ export class Authenticator {
   authenticate(authorization: string | null): AuthContext | null | Promise<AuthContext | null> {
     const match = authorization ? BEARER_KEY.exec(authorization) : null
     if (!match) return null
-    const keyId = match[1] as string
-    const secret = match[2] as string
+    return this.check(match[1] as string, match[2] as string)
+  }
+
+  private check(keyId: string, secret: string): AuthContext | null | Promise<AuthContext | null> {
     const now = this.now()
     const cached = this.verified.get(keyId)
     if (cached) {
@@ -145,8 +149,30 @@ export class Authenticator {
     return this.verify(keyId, secret, now)
   }
 
-  /** The slow path: reads the key and checks the secret with argon2. */
-  private async verify(keyId: string, secret: string, now: number): Promise<AuthContext | null> {
+  /**
+   * The slow path: reads the key and checks the secret with argon2. One check per key id at a
+   * time: a request arriving while one runs waits for it and then checks again, so a burst of
+   * wrong secrets for one key id costs the five argon2 checks that lock it, not one each (a
+   * burst of 300 took 3.3 s of CPU and held every other key's first request behind it).
+   */
+  private verify(keyId: string, secret: string, now: number): Promise<AuthContext | null> {
+    const running = this.verifying.get(keyId)
+    if (running) return running.then(() => this.check(keyId, secret))
+    const verification = this.verifyNow(keyId, secret, now)
+    // Settles either way and never rejects: the caller of `verification` handles its error.
+    const settled: Promise<void> = verification.then(
+      () => this.done(keyId, settled),
+      () => this.done(keyId, settled),
+    )
+    this.verifying.set(keyId, settled)
+    return verification
+  }
+
+  private done(keyId: string, settled: Promise<void>): void {
+    if (this.verifying.get(keyId) === settled) this.verifying.delete(keyId)
+  }
+
+  private async verifyNow(keyId: string, secret: string, now: number): Promise<AuthContext | null> {
     const readAt = this.control.commits.current(now)
     const found = this.control.findKey(keyId)
     if (!found) return null
