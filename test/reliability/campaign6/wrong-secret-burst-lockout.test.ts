@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { adminJson, cleanup, processEnv, startServer, tempDir } from '../processes.ts'
 
 /**
- * Campaign 6 finding (2026-11-26), open: the failed-key lockout and the anonymous rate limit
+ * Campaign 6 finding (2026-11-26), fixed by checking a key id with argon2 one request at a time: the failed-key lockout and the anonymous rate limit
  * brake sequential key guessing only. A request's key is checked (argon2id, ~12 ms of CPU) before
  * its IP bucket is consulted, and a key id's lockout is read before the check starts but written
  * only after it fails, so N wrong secrets for one real key id sent at once run N argon2
