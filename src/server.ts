@@ -226,6 +226,7 @@ export function startMaintenance(platform: Platform): () => void {
     try {
       for (const tenant of platform.tenants.openTenants()) purgeTombstones(tenant, Date.now() - tenant.tombstoneRetentionMs)
       platform.idempotency.purge(platform.tenants.openTenants())
+      platform.limiter.purge()
     } catch (error) {
       platform.log(`idempotency purge failed: ${String(error)}`)
     }

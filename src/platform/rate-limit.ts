@@ -84,6 +84,14 @@ export class RateLimiter {
     writeHeaders(headers, this.counter(bucket, now), limits, now)
   }
 
+  /**
+   * Drops the stored counters of past days: without it every client address ever seen kept a
+   * row in control.db (about 75 bytes each; an IPv6 client has addresses without end).
+   */
+  purge(): void {
+    this.control.purgeCounters(Math.floor(this.now() / DAY))
+  }
+
   flush(): void {
     if (this.dirty.size > 0) {
       const rows = [...this.dirty].map((bucket) => ({ ...(this.counters.get(bucket) as RateLimitRow) }))

@@ -224,3 +224,30 @@ describe('counters live in the control database', () => {
     }
   })
 })
+
+describe('stored counters of past days are dropped', () => {
+  test('a purge forgets the rows of buckets last counted before today and keeps today’s', async () => {
+    const { ControlStore } = await import('../../src/db/control/store.ts')
+    const { Limits, RateLimiter } = await import('../../src/platform/rate-limit.ts')
+    const control = new ControlStore(tempDir('pfin-counters-'))
+    try {
+      let now = Date.UTC(2026, 10, 25, 23, 59, 0)
+      const limiter = new RateLimiter(control, () => now)
+      const limits = new Limits(10, 100)
+      for (let i = 0; i < 50; i++) limiter.consume(`ip:10.0.0.${i}`, limits, {})
+      limiter.flush()
+      now = Date.UTC(2026, 10, 26, 0, 1, 0)
+      limiter.consume('ip:10.0.1.1', limits, {})
+      limiter.flush()
+      limiter.purge()
+      expect(control.findCounter('ip:10.0.0.7')).toBeUndefined()
+      expect(control.findCounter('ip:10.0.1.1')?.dayCount).toBe(1)
+      // A bucket seen again after the purge starts the new day at zero, as it would have anyway.
+      const headers: Record<string, string | number> = {}
+      limiter.consume('ip:10.0.0.7', limits, headers)
+      expect(headers['x-ratelimit-remaining-day']).toBe('99')
+    } finally {
+      control.close()
+    }
+  })
+})

@@ -163,6 +163,11 @@ export class ControlStore {
     this.db.delete(idempotencyRecords).where(lt(idempotencyRecords.createdAt, olderThan)).run()
   }
 
+  /** Forgets counters of days before `day`: a new day starts them at zero anyway. */
+  purgeCounters(day: number): void {
+    this.db.delete(rateLimitCounters).where(lt(rateLimitCounters.dayWindow, day)).run()
+  }
+
   findCounter(bucket: string): RateLimitRow | undefined {
     return this.db.select().from(rateLimitCounters).where(eq(rateLimitCounters.bucket, bucket)).get()
   }
