@@ -1,4 +1,4 @@
-import { backup, verifyBackup } from '../ops/backup.ts'
+import { BackupError, backup, verifyBackup } from '../ops/backup.ts'
 import { restore } from '../ops/restore.ts'
 import { type Flags, optional, parseFlags, required, UsageError } from './args.ts'
 import type { Output } from './output.ts'
@@ -30,14 +30,13 @@ export async function backupCommand(ctx: OpsContext, args: string[]): Promise<nu
     if (!dir || extra.length) throw new UsageError('usage: backup verify DIR')
     const { manifest, problems } = await verifyBackup(dir, progressFor(ctx.json))
     endProgress(ctx.json)
-    const ok = problems.length === 0
+    // A backup that does not verify is a failed command: one line on stderr, nothing on stdout.
+    if (problems.length > 0) throw new BackupError(`backup ${dir} is damaged (${problems.length} problem(s)): ${problems.join('; ')}`)
     ctx.out.result(
-      { ok, files: manifest.files.length, owners: manifest.owners.length, createdAt: manifest.createdAt, problems },
-      ok
-        ? `Backup ${dir} is whole: ${manifest.files.length} files match the manifest and pass integrity_check.`
-        : `Backup ${dir} is damaged:\n  ${problems.join('\n  ')}`,
+      { ok: true, files: manifest.files.length, owners: manifest.owners.length, createdAt: manifest.createdAt, problems },
+      `Backup ${dir} is whole: ${manifest.files.length} files match the manifest and pass integrity_check.`,
     )
-    return ok ? 0 : 1
+    return 0
   }
   const { flags } = parseFlags(args, ['out'])
   const result = await backup(ctx.dataDir, required(flags, 'out'), progressFor(ctx.json))

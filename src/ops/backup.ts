@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import packageJson from '../../package.json' with { type: 'json' }
 import { makeDatabasePrivate } from '../db/data-dir.ts'
@@ -11,9 +11,12 @@ import { isId } from '../platform/ids.ts'
  * and a manifest with sizes and SHA-256 sums. A backup is written under a temporary name and
  * renamed into place when complete, so a crash never leaves a half backup that looks whole.
  *
- * control.db is copied first, then the owners: every answer the control copy remembers was
- * committed before any owner file was copied, so a restore can never tell a retry "done" for
- * a write the restored owner file lacks (a later write is in the owner file's own record).
+ * control.db is copied first, then the owners it lists: every answer the control copy
+ * remembers was committed before any owner file was copied, so a restore can never tell a retry
+ * "done" for a write the restored owner file lacks (a later write is in the owner file's own
+ * record). Each listed owner's file must be there and hold a database, or the backup fails
+ * (it would restore that owner as an empty ledger); an owner deleted while the backup runs is
+ * left out of the control copy too.
  */
 
 export const MANIFEST = 'manifest.json'
@@ -70,13 +73,71 @@ function copyDatabase(source: string, target: string): void {
   makeDatabasePrivate(target)
 }
 
-export function ownerFiles(dataDir: string): string[] {
-  const dir = join(dataDir, 'tenants')
-  if (!existsSync(dir)) return []
-  return readdirSync(dir)
-    .filter((name) => name.endsWith('.db') && isId('own', name.slice(0, -3)))
-    .map((name) => name.slice(0, -3))
-    .sort()
+function checkCopy(copy: string, path: string): void {
+  const problems = integrityProblems(copy)
+  if (problems.length > 0) throw new BackupError(`the copy of ${path} fails integrity_check: ${problems.join('; ')}`)
+}
+
+/** The owner ids a control database lists. */
+function ownersIn(control: string): string[] {
+  const db = new Database(control, { readonly: true })
+  try {
+    return db
+      .query<{ id: string }, []>('SELECT id FROM owners ORDER BY id')
+      .all()
+      .map((row) => row.id)
+  } finally {
+    db.close(true)
+  }
+}
+
+/** Whether the live control database still lists the owner (it was not deleted meanwhile). */
+function ownerExists(dataDir: string, ownerId: string): boolean {
+  const db = new Database(join(dataDir, 'control.db'), { readonly: true })
+  try {
+    db.run('PRAGMA busy_timeout = 10000')
+    return db.query('SELECT 1 FROM owners WHERE id = ?').get(ownerId) !== null
+  } finally {
+    db.close(true)
+  }
+}
+
+/** Removes owners (deleted while the backup ran) from the backup's control copy, with their keys and stored answers. */
+function forgetOwners(control: string, ownerIds: string[]): void {
+  const db = new Database(control)
+  try {
+    db.transaction(() => {
+      for (const id of ownerIds) {
+        db.run('DELETE FROM idempotency_records WHERE owner_id = ?', [id])
+        db.run('DELETE FROM api_keys WHERE owner_id = ?', [id])
+        db.run('DELETE FROM owners WHERE id = ?', [id])
+      }
+    })()
+  } finally {
+    db.close(true)
+  }
+}
+
+/**
+ * An owner's file copied as `copyDatabase` does; null when copied, else what is wrong with the
+ * file: missing, or holding no database (a file emptied to zero bytes copies as an empty
+ * database, which must not pass for that owner's ledger).
+ */
+function copyOwnerFile(source: string, target: string): string | null {
+  if (!existsSync(source)) return 'is missing'
+  try {
+    copyDatabase(source, target)
+  } catch (error) {
+    if (!existsSync(source)) return 'is missing'
+    throw error
+  }
+  const db = new Database(target, { readonly: true })
+  try {
+    const tables = db.query<{ n: number }, []>('SELECT count(*) AS n FROM sqlite_master').get()
+    return Number(tables?.n ?? 0) === 0 ? 'holds no database (it is empty)' : null
+  } finally {
+    db.close(true)
+  }
 }
 
 /** Takes a backup of `dataDir` into `out`, which must not exist yet. */
@@ -90,18 +151,38 @@ export async function backup(dataDir: string, out: string, progress: Progress = 
   mkdirSync(join(partial, 'tenants'), { recursive: true, mode: 0o700 })
   try {
     const createdAt = Date.now()
+    const controlCopiedAt = Date.now()
+    progress('copying control.db')
+    copyDatabase(join(dataDir, 'control.db'), join(partial, 'control.db'))
+    // The owners are those of the control copy: every one of them needs its file, and a file
+    // no owner names is not part of the data.
+    const listed = ownersIn(join(partial, 'control.db'))
+    const owners: string[] = []
+    const gone: string[] = []
     const files: ManifestFile[] = []
-    const owners = ownerFiles(dataDir)
-    const entries = [{ path: 'control.db', ownerId: null }, ...owners.map((id) => ({ path: `tenants/${id}.db`, ownerId: id }))]
-    for (const [index, entry] of entries.entries()) {
-      progress(`copying ${entry.path} (${index + 1}/${entries.length})`)
+    for (const [index, ownerId] of listed.entries()) {
+      const path = `tenants/${ownerId}.db`
+      progress(`copying ${path} (${index + 1}/${listed.length})`)
       const copiedAt = Date.now()
-      const copy = join(partial, entry.path)
-      copyDatabase(join(dataDir, entry.path), copy)
-      const problems = integrityProblems(copy)
-      if (problems.length > 0) throw new BackupError(`the copy of ${entry.path} fails integrity_check: ${problems.join('; ')}`)
-      files.push({ path: entry.path, bytes: statSync(copy).size, sha256: await sha256(copy), ownerId: entry.ownerId, copiedAt })
+      const copy = join(partial, path)
+      const problem = copyOwnerFile(join(dataDir, path), copy)
+      if (problem !== null) {
+        // Deleted (owner delete) since control.db was copied: left out of the copy as well.
+        if (!ownerExists(dataDir, ownerId)) {
+          rmSync(copy, { force: true })
+          gone.push(ownerId)
+          continue
+        }
+        throw new BackupError(`the owner file ${path} ${problem}; restore it (or that owner) first`)
+      }
+      checkCopy(copy, path)
+      owners.push(ownerId)
+      files.push({ path, bytes: statSync(copy).size, sha256: await sha256(copy), ownerId, copiedAt })
     }
+    if (gone.length > 0) forgetOwners(join(partial, 'control.db'), gone)
+    const control = join(partial, 'control.db')
+    checkCopy(control, 'control.db')
+    files.unshift({ path: 'control.db', bytes: statSync(control).size, sha256: await sha256(control), ownerId: null, copiedAt: controlCopiedAt })
     const manifest: Manifest = { format: FORMAT, pfinVersion: packageJson.version, createdAt, owners, files }
     await Bun.write(join(partial, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`)
     renameSync(partial, target)
