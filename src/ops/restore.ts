@@ -103,25 +103,48 @@ export interface KeptCredentials {
 
 const CONTROL_BEFORE_RESTORE = 'control.db.before-restore'
 
-/** A copy of the control database about to be replaced, made by SQLite; null when there is none or it cannot be read. */
-function copyCurrentControl(dataDir: string): string | null {
-  const current = join(dataDir, 'control.db')
-  if (!existsSync(current)) return null
+/**
+ * A copy of the control database about to be replaced, made by SQLite; null when there is none
+ * or it cannot be read. The copy is complete once it has its name, and is removed only when
+ * its credentials are kept: so a copy already there is from a restore that was interrupted
+ * after it replaced control.db, and holds the credentials that run replaced. It is kept, not
+ * remade from the backup's control.db now in place (which would bring revoked keys back).
+ */
+function copyCurrentControl(dataDir: string, warn?: (message: string) => void): string | null {
   const copy = join(dataDir, CONTROL_BEFORE_RESTORE)
-  rmSync(copy, { force: true })
+  const current = join(dataDir, 'control.db')
+  if (existsSync(copy)) {
+    warn?.(
+      `an interrupted restore left ${CONTROL_BEFORE_RESTORE}: its credentials (revocations, newer keys and owners) are kept, with those of the control.db in place now`,
+    )
+    // The control.db in place now may be the real one (the run stopped before replacing it, and
+    // keys were revoked since) or the backup's: its credentials join the copy's either way.
+    try {
+      if (existsSync(current)) mergeCredentials(copy, current)
+    } catch (error) {
+      warn?.(
+        `the control.db in place cannot be read (${error instanceof Error ? error.message : String(error)}): only ${CONTROL_BEFORE_RESTORE}'s credentials are kept`,
+      )
+    }
+    return copy
+  }
+  if (!existsSync(current)) return null
+  const partial = `${copy}.partial`
+  for (const suffix of ['', '-wal', '-shm']) rmSync(partial + suffix, { force: true })
   try {
     const db = new Database(current)
     try {
       db.run('PRAGMA busy_timeout = 10000')
-      db.run('VACUUM INTO ?', [copy])
+      db.run('VACUUM INTO ?', [partial])
     } finally {
       db.close(true)
     }
     // Brought to this version's schema, like the restored copy, so their rows line up column for column.
-    openDatabase(copy, { synchronous: 'NORMAL', migrations: controlMigrations }).close(true)
+    openDatabase(partial, { synchronous: 'NORMAL', migrations: controlMigrations }).close(true)
+    renameSync(partial, copy)
     return copy
   } catch {
-    for (const suffix of ['', '-wal', '-shm']) rmSync(copy + suffix, { force: true })
+    for (const suffix of ['', '-wal', '-shm']) rmSync(partial + suffix, { force: true })
     return null
   }
 }
@@ -135,9 +158,18 @@ function copyCurrentControl(dataDir: string): string | null {
  */
 function keepCredentials(dataDir: string, previous: string | null): KeptCredentials {
   if (previous === null) return { revokedKeys: 0, newKeys: 0, newOwners: [], read: false }
-  const control = openDatabase(join(dataDir, 'control.db'), { synchronous: 'NORMAL', migrations: controlMigrations })
   try {
-    control.run('ATTACH DATABASE ? AS previous', [previous])
+    return mergeCredentials(join(dataDir, 'control.db'), previous)
+  } finally {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(previous + suffix, { force: true })
+  }
+}
+
+/** Brings `from`'s revocations, and the keys and owners `into` lacks, into the control database `into`. */
+function mergeCredentials(into: string, from: string): KeptCredentials {
+  const control = openDatabase(into, { synchronous: 'NORMAL', migrations: controlMigrations })
+  try {
+    control.run('ATTACH DATABASE ? AS previous', [from])
     try {
       return control.transaction(() => {
         const revokedKeys = control.run(
@@ -163,7 +195,6 @@ function keepCredentials(dataDir: string, previous: string | null): KeptCredenti
     }
   } finally {
     control.close(true)
-    for (const suffix of ['', '-wal', '-shm']) rmSync(previous + suffix, { force: true })
   }
 }
 
@@ -185,7 +216,7 @@ export async function restore(
     // A whole restore brings control.db back first, so the owner files are checked against it.
     const ordered = [...wanted].sort((a, b) => (a.ownerId === null ? -1 : b.ownerId === null ? 1 : 0))
     const wholeControl = ordered.some((file) => file.ownerId === null)
-    const previous = wholeControl ? copyCurrentControl(dataDir) : null
+    const previous = wholeControl ? copyCurrentControl(dataDir, options.warn) : null
     if (wholeControl && previous === null && existsSync(join(dataDir, 'control.db'))) {
       options.warn?.(
         'the control.db being replaced cannot be read, so nothing of it is kept: keys revoked since the backup are active again — revoke them again',
