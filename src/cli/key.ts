@@ -66,7 +66,11 @@ export async function keyCommand(ctx: AdminContext, sub: string | undefined, arg
       const [keyId, ...extra] = positionals
       if (!keyId || extra.length) throw new UsageError('usage: key rotate KEY_ID [--grace 24h]')
       const old = ctx.control.findKey(keyId)
-      if (!old || old.key.revokedAt !== null) throw new UsageError(`no active key with id "${keyId}"`)
+      const now = Date.now()
+      // An expired key is not active either: its "rotation" would be a new key born expired.
+      if (!old || old.key.revokedAt !== null || (old.key.expiresAt !== null && old.key.expiresAt <= now)) {
+        throw new UsageError(`no active key with id "${keyId}" (it is unknown, revoked or expired; make a new one with key create)`)
+      }
       const graceText = optional(flags, 'grace') ?? '24h'
       const graceMs = graceText === '0' ? 0 : parseDuration(graceText, 'grace')
       const created = await createKey(ctx.control, {
@@ -75,7 +79,8 @@ export async function keyCommand(ctx: AdminContext, sub: string | undefined, arg
         name: old.key.name,
         ttlMs: old.key.expiresAt === null ? null : Math.max(0, old.key.expiresAt - Date.now()),
       })
-      const oldStopsAt = Date.now() + graceMs
+      // The old key never outlives its own expiry: the grace period only shortens what it has left.
+      const oldStopsAt = Math.min(Date.now() + graceMs, old.key.expiresAt ?? Number.POSITIVE_INFINITY)
       if (graceMs === 0) ctx.control.revokeKey(keyId, oldStopsAt)
       else ctx.control.expireKeyBy(keyId, oldStopsAt)
       ctx.out.result(

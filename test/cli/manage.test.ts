@@ -84,6 +84,20 @@ describe('key rotate', () => {
     expectUsageError(await cli(dir, 'key', 'rotate', rotated.id), /no active key/)
     expectUsageError(await cli(dir, 'key', 'rotate', now.id, '--grace', 'soon'), /--grace/)
   })
+
+  test('an expired key is not rotated; a key expiring within the grace period says when it really stops', async () => {
+    const dir = dataDir()
+    const { id: ownerId } = await cliJson(dir, 'owner', 'create', '--name', 'Rot')
+    const soon = await cliJson(dir, 'key', 'create', '--owner', ownerId, '--expires-in', '1h')
+    const expiresAt = (await cliJson(dir, 'key', 'list', '--owner', ownerId)).keys.find((k: { id: string }) => k.id === soon.id).expiresAt
+    expect(expiresAt).toBeGreaterThan(Date.now())
+    const rotated = await cliJson(dir, 'key', 'rotate', soon.id, '--grace', '24h')
+    // The old key keeps its own expiry (an hour), not now + 24 h.
+    expect(rotated.oldKeyStopsAt).toBe(expiresAt)
+    const brief = await cliJson(dir, 'key', 'create', '--owner', ownerId, '--expires-in', '1s')
+    await Bun.sleep(1100)
+    expectUsageError(await cli(dir, 'key', 'rotate', brief.id), /no active key.*expired/)
+  })
 })
 
 describe('serve flags', () => {
