@@ -91,9 +91,11 @@ export function ownerCommand(ctx: AdminContext, sub: string | undefined, args: s
       const { tier, ...profileFields } = ownerFields(flags)
       if (tier === undefined && Object.keys(profileFields).length === 0)
         throw new UsageError(`owner update needs something to change: ${PROFILE_FLAGS.map((f) => `--${f}`).join(', ')}`)
+      // The owner's file keeps its own copy of the profile, so it stays a complete export. It is
+      // opened first: a missing or damaged file fails the command before anything has changed.
+      const tenant = Object.keys(profileFields).length > 0 ? ctx.tenants.get(ownerId) : undefined
       ctx.control.updateOwner(ownerId, { ...profileFields, ...(tier ? { tier } : {}) })
-      // The owner's file keeps its own copy of the profile, so it stays a complete export.
-      if (Object.keys(profileFields).length > 0) ctx.tenants.get(ownerId).db.update(profile).set(profileFields).run()
+      tenant?.db.update(profile).set(profileFields).run()
       const owner = ctx.control.findOwner(ownerId)
       ctx.out.result({ owner }, `Updated ${ownerId}; a running server uses the change within a second.`)
       return

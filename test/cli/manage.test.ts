@@ -45,6 +45,18 @@ describe('owner update', () => {
     expectUsageError(await cli(dir, 'owner', 'update', '--owner', id), /needs something to change/)
     expectUsageError(await cli(dir, 'owner', 'update', '--owner', id, '--currency', 'eur'), /--currency/)
   })
+
+  test('a missing owner file fails the command before anything changes; a tier change needs no file', async () => {
+    const dir = dataDir()
+    const { id } = await cliJson(dir, 'owner', 'create', '--name', 'Ana')
+    rmSync(join(dir, 'tenants', `${id}.db`))
+    const failed = await cli(dir, 'owner', 'update', '--owner', id, '--name', 'Someone Else')
+    expect(failed.code).toBe(1)
+    expect(failed.stdout).toBe('')
+    const listed = (await cliJson(dir, 'owner', 'list')).owners.find((owner: { id: string }) => owner.id === id)
+    expect(listed.name).toBe('Ana')
+    expect((await cliJson(dir, 'owner', 'update', '--owner', id, '--tier', 'free')).owner.tier).toBe('free')
+  })
 })
 
 describe('owner delete', () => {
