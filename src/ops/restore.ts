@@ -75,7 +75,11 @@ function forgetAnswersNotIn(control: Database, ownerId: string, tenantPath: stri
   }
 }
 
-/** An owner missing from the current control database (deleted since) comes back with its keys. */
+/**
+ * An owner missing from the current control database (deleted since) comes back, its keys
+ * listed but revoked: deleting the owner ended them, and whether one was revoked or leaked
+ * before that is no longer known. The operator makes a new key (`key create`).
+ */
 function bringBackOwner(control: Database, backupControl: string, ownerId: string): void {
   if (control.query('SELECT 1 FROM owners WHERE id = ?').get(ownerId) !== null) return
   control.run('ATTACH DATABASE ? AS saved', [backupControl])
@@ -83,6 +87,7 @@ function bringBackOwner(control: Database, backupControl: string, ownerId: strin
     control.transaction(() => {
       control.run('INSERT INTO owners SELECT * FROM saved.owners WHERE id = ?', [ownerId])
       control.run('INSERT OR IGNORE INTO api_keys SELECT * FROM saved.api_keys WHERE owner_id = ?', [ownerId])
+      control.run('UPDATE api_keys SET revoked_at = ? WHERE owner_id = ? AND revoked_at IS NULL', [Date.now(), ownerId])
     })()
   } finally {
     control.run('DETACH DATABASE saved')

@@ -162,6 +162,28 @@ describe('backup and restore', () => {
     expect(restore.stderr).toContain('does not verify')
   }, 60_000)
 
+  test('an owner deleted since the backup and restored alone comes back with its data, its keys listed but revoked', async () => {
+    const dataDir = tempDir('pfin-deleted-owner-')
+    const env = processEnv(dataDir)
+    const { id: owner } = await adminJson(env, 'owner', 'create', '--name', 'Gone')
+    const key = await adminJson(env, 'key', 'create', '--owner', String(owner))
+    const out = join(tempDir('pfin-backups-'), 'b')
+    await adminJson(env, 'backup', '--out', out)
+    await adminJson(env, 'owner', 'delete', '--owner', String(owner), '--yes')
+    expect(await adminJson(env, 'restore', '--from', out, '--owner', String(owner))).toMatchObject({ owners: [owner] })
+    const { keys } = await adminJson(env, 'key', 'list', '--owner', String(owner))
+    expect(keys.map((k: { id: string; revokedAt: number | null }) => [k.id, k.revokedAt !== null])).toEqual([[key.id, true]])
+    const server = await startServer(env)
+    try {
+      expect((await call(server.url, 'GET', '/v1/me', { key: String(key.key) })).status).toBe(401)
+      const fresh = await adminJson(env, 'key', 'create', '--owner', String(owner))
+      expect((await call(server.url, 'GET', '/v1/me', { key: String(fresh.key) })).status).toBe(200)
+    } finally {
+      server.proc.kill('SIGTERM')
+      await server.proc.exited
+    }
+  }, 60_000)
+
   test('a backup folder that exists is refused, and an interrupted backup never looks whole', async () => {
     const dataDir = tempDir('pfin-exists-')
     const env = processEnv(dataDir)
