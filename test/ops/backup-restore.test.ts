@@ -171,8 +171,8 @@ describe('backup and restore', () => {
     await adminJson(env, 'backup', '--out', out)
     await adminJson(env, 'owner', 'delete', '--owner', String(owner), '--yes')
     expect(await adminJson(env, 'restore', '--from', out, '--owner', String(owner))).toMatchObject({ owners: [owner] })
-    const { keys } = await adminJson(env, 'key', 'list', '--owner', String(owner))
-    expect(keys.map((k: { id: string; revokedAt: number | null }) => [k.id, k.revokedAt !== null])).toEqual([[key.id, true]])
+    const { keys } = (await adminJson(env, 'key', 'list', '--owner', String(owner))) as { keys: { id: string; revokedAt: number | null }[] }
+    expect(keys.map((k) => [k.id, k.revokedAt !== null])).toEqual([[String(key.id), true]])
     const server = await startServer(env)
     try {
       expect((await call(server.url, 'GET', '/v1/me', { key: String(key.key) })).status).toBe(401)
