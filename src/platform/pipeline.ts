@@ -215,10 +215,27 @@ function refused(platform: Platform, state: RequestState, idem: Idem, error: unk
   if (error instanceof ApiError && error.status < 500) {
     const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
     const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }
-    platform.idempotency.recordInControl(idem.ownerId, idem.key, record)
+    keepRefusal(platform, idem, record)
     return { status: error.status, body, headers: error.headers }
   }
   throw error
+}
+
+/**
+ * A refusal is an answer to replay like a commit's, so it is kept where a commit's is: in the
+ * owner's file (its own small transaction, the write's having rolled back), then copied to
+ * control.db. A copy alone could be lost (a crash before it is written, a full control disk),
+ * and the retry would then run: a write the client was told was refused could still happen.
+ */
+function keepRefusal(platform: Platform, idem: Idem, record: StoredResponse): void {
+  try {
+    const tenant = platform.tenants.get(idem.ownerId)
+    tenant.write(() => platform.idempotency.recordInTenant(tenant, idem.key, record))
+  } catch (error) {
+    // Nothing was written either way; the answer stands, kept only by the control copy.
+    platform.log(`the refusal of idempotency key ${JSON.stringify(idem.key)} could not be kept in the owner's file: ${String(error)}`)
+  }
+  platform.idempotency.recordInControl(idem.ownerId, idem.key, record)
 }
 
 /** The end of every write: the answer `attempt` committed, or its refusal; then the key is free again. */
