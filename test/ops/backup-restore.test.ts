@@ -152,11 +152,8 @@ describe('backup and restore', () => {
     bytes[bytes.length - 100] = (bytes[bytes.length - 100] as number) ^ 0xff
     writeFileSync(file, bytes)
     const verify = await admin(env, 'backup', 'verify', out)
-    // A failed command: one line on stderr naming the damaged file, nothing on stdout.
-    expect(verify.code).toBe(1)
-    expect(verify.stdout).toBe('')
-    expect(verify.stderr.trim().split('\n')).toHaveLength(1)
-    expect(verify.stderr).toContain(`tenants/${a}.db`)
+    // Its output as a failed command is campaign7/backup-verify-failure-output.test.ts's.
+    expect({ code: verify.code, names: verify.stderr.includes(`tenants/${a}.db`) }).toEqual({ code: 1, names: true })
     const restore = await admin(env, 'restore', '--from', out)
     expect(restore.code).toBe(1)
     expect(restore.stderr).toContain('does not verify')
