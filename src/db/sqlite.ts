@@ -56,8 +56,13 @@ export class DamagedDatabaseError extends Error {}
  * pass `quick_check`: where a database must already exist, it is as damaged as a missing one.
  */
 function assertNotEmpty(db: Database): void {
+  if (holdsNoDatabase(db)) throw new DamagedDatabaseError('the file holds no database (it is empty)')
+}
+
+/** A file with no table at all: what SQLite makes of a zero-byte (emptied) file. */
+export function holdsNoDatabase(db: Database): boolean {
   const tables = db.query<{ n: number | bigint }, []>('SELECT count(*) AS n FROM sqlite_master').get()
-  if (Number(tables?.n ?? 0) === 0) throw new DamagedDatabaseError('the file holds no database (it is empty)')
+  return Number(tables?.n ?? 0) === 0
 }
 
 /**

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import packageJson from '../../package.json' with { type: 'json' }
 import { makeDatabasePrivate } from '../db/data-dir.ts'
+import { holdsNoDatabase } from '../db/sqlite.ts'
 import { isId } from '../platform/ids.ts'
 
 /**
@@ -133,8 +134,7 @@ function copyOwnerFile(source: string, target: string): string | null {
   }
   const db = new Database(target, { readonly: true })
   try {
-    const tables = db.query<{ n: number }, []>('SELECT count(*) AS n FROM sqlite_master').get()
-    return Number(tables?.n ?? 0) === 0 ? 'holds no database (it is empty)' : null
+    return holdsNoDatabase(db) ? 'holds no database (it is empty)' : null
   } finally {
     db.close(true)
   }
@@ -151,12 +151,12 @@ export async function backup(dataDir: string, out: string, progress: Progress = 
   mkdirSync(join(partial, 'tenants'), { recursive: true, mode: 0o700 })
   try {
     const createdAt = Date.now()
-    const controlCopiedAt = Date.now()
+    const control = join(partial, 'control.db')
     progress('copying control.db')
-    copyDatabase(join(dataDir, 'control.db'), join(partial, 'control.db'))
+    copyDatabase(join(dataDir, 'control.db'), control)
     // The owners are those of the control copy: every one of them needs its file, and a file
     // no owner names is not part of the data.
-    const listed = ownersIn(join(partial, 'control.db'))
+    const listed = ownersIn(control)
     const owners: string[] = []
     const gone: string[] = []
     const files: ManifestFile[] = []
@@ -179,10 +179,10 @@ export async function backup(dataDir: string, out: string, progress: Progress = 
       owners.push(ownerId)
       files.push({ path, bytes: statSync(copy).size, sha256: await sha256(copy), ownerId, copiedAt })
     }
-    if (gone.length > 0) forgetOwners(join(partial, 'control.db'), gone)
-    const control = join(partial, 'control.db')
+    if (gone.length > 0) forgetOwners(control, gone)
     checkCopy(control, 'control.db')
-    files.unshift({ path: 'control.db', bytes: statSync(control).size, sha256: await sha256(control), ownerId: null, copiedAt: controlCopiedAt })
+    // Copied first, as the backup began.
+    files.unshift({ path: 'control.db', bytes: statSync(control).size, sha256: await sha256(control), ownerId: null, copiedAt: createdAt })
     const manifest: Manifest = { format: FORMAT, pfinVersion: packageJson.version, createdAt, owners, files }
     await Bun.write(join(partial, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`)
     renameSync(partial, target)
