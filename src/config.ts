@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import { DEFAULT_OWNER_LIMITS, type OwnerLimits } from './db/tenant/registry.ts'
 
 /** Runtime settings, read once from the environment (CONTRACT §1). */
 export interface Config {
@@ -20,6 +21,8 @@ export interface Config {
   backupDir: string | null
   backupIntervalHours: number
   backupKeep: number
+  /** What one owner may hold (CONTRACT §19): its file's size, and how many accounts, categories and payees. */
+  ownerLimits: OwnerLimits
   /** Access log lines on stdout: json, pretty, or off (default: json unless stdout is a terminal). */
   logFormat: 'json' | 'pretty' | 'off'
 }
@@ -64,5 +67,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     backupIntervalHours: intFrom(env, 'BACKUP_INTERVAL_HOURS', 24, 1),
     backupKeep: intFrom(env, 'BACKUP_KEEP', 7, 1),
     logFormat: logFormatFrom(env.LOG_FORMAT),
+    ownerLimits: {
+      quotaBytes: intFrom(env, 'OWNER_QUOTA_MB', DEFAULT_OWNER_LIMITS.quotaBytes / 1_048_576, 1) * 1_048_576,
+      accounts: intFrom(env, 'OWNER_MAX_ACCOUNTS', DEFAULT_OWNER_LIMITS.accounts, 1),
+      categories: intFrom(env, 'OWNER_MAX_CATEGORIES', DEFAULT_OWNER_LIMITS.categories, 1),
+      payees: intFrom(env, 'OWNER_MAX_PAYEES', DEFAULT_OWNER_LIMITS.payees, 1),
+    },
   }
 }

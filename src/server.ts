@@ -2,6 +2,7 @@ import { swagger } from '@elysiajs/swagger'
 import { Elysia } from 'elysia'
 import type { Config } from './config.ts'
 import { ControlStore } from './db/control/store.ts'
+import { giveBackFreePages } from './db/sqlite.ts'
 import { AccessLog } from './platform/access-log.ts'
 import { DataDirLock, prepareDir } from './db/data-dir.ts'
 import { unexpectedProblem } from './platform/storage-problem.ts'
@@ -47,6 +48,7 @@ export function createPlatform(config: Config, log: (message: string) => void = 
         }
       }),
     config.tombstoneRetentionDays * 86_400_000,
+    config.ownerLimits,
   )
   const platform: Platform = {
     lock,
@@ -212,6 +214,22 @@ export function closePlatform(platform: Platform): void {
 /** An owner no request has used for this long gives back its page cache and has its log folded into its file. */
 const IDLE_OWNER_MS = 30_000
 
+/**
+ * Returns to the filesystem the pages that purges and deletions freed (CONTRACT §19), a bounded
+ * number per database and round: without it a file keeps its largest size for ever.
+ */
+function giveBackSpace(platform: Platform): void {
+  const databases: [string, () => number][] = [['control.db', () => giveBackFreePages(platform.control.sqlite)]]
+  for (const tenant of platform.tenants.openTenants()) databases.push([`owner ${tenant.ownerId}`, () => tenant.giveBackFreePages()])
+  for (const [name, giveBack] of databases) {
+    try {
+      giveBack()
+    } catch (error) {
+      platform.log(`could not give back the free space of ${name}: ${String(error)}`)
+    }
+  }
+}
+
 /** Background work: write-behind of counters and last-use times, idempotency purge, resting idle owners. */
 export function startMaintenance(platform: Platform): () => void {
   const flush = () => {
@@ -230,6 +248,7 @@ export function startMaintenance(platform: Platform): () => void {
     } catch (error) {
       platform.log(`idempotency purge failed: ${String(error)}`)
     }
+    giveBackSpace(platform)
   }
   const rest = () => {
     for (const { ownerId, error } of platform.tenants.restIdle(IDLE_OWNER_MS)) {

@@ -31,6 +31,9 @@ export function openDatabase(
     db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
     if (options.existing) assertNotEmpty(db)
     if (options.verify) assertIntact(db)
+    // Space that deletions and purges free can be given back (`PRAGMA incremental_vacuum`): this
+    // takes effect in a file made now, and at the next VACUUM of an older one.
+    db.run('PRAGMA auto_vacuum = INCREMENTAL')
     db.run('PRAGMA journal_mode = WAL')
     db.run(`PRAGMA synchronous = ${options.synchronous}`)
     db.run('PRAGMA foreign_keys = ON')
@@ -104,4 +107,59 @@ function migrate(db: Database, migrations: Migration[]): void {
       record.run(new Bun.CryptoHasher('sha256').update(migration.sql).digest('hex'), migration.when)
     }
   }).immediate()
+}
+
+/**
+ * Copies the write-ahead log into the file and truncates the log, without waiting for readers;
+ * true when all of it was folded (a reader holding an older snapshot, such as a backup, keeps
+ * the rest). On a full disk this is what gives space back: the log holds every version of the
+ * pages written since the last checkpoint, the file only the newest, so folding shrinks the
+ * pair, and fails harmlessly when the file would have to grow by more than the log frees.
+ */
+export function foldLog(db: Database): boolean {
+  if (db.inTransaction) return false
+  db.run('PRAGMA busy_timeout = 0')
+  try {
+    const checkpoint = db.query<{ busy: number | bigint }, []>('PRAGMA wal_checkpoint(TRUNCATE)').get()
+    return Number(checkpoint?.busy) === 0
+  } finally {
+    db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+  }
+}
+
+const pragmaNumber = (db: Database, name: string): number => Number(db.query<Record<string, number | bigint>, []>(`PRAGMA ${name}`).get()?.[name] ?? 0)
+
+/** The file's pages: in use (the free ones are reusable), the most it may have, and their size. */
+export function pageCounts(db: Database): { used: number; free: number; max: number; pageSize: number } {
+  const free = pragmaNumber(db, 'freelist_count')
+  return { used: pragmaNumber(db, 'page_count') - free, free, max: pragmaNumber(db, 'max_page_count'), pageSize: pragmaNumber(db, 'page_size') }
+}
+
+/**
+ * Free pages given back per call: each moves a page in the file, so a call is bounded (8 MiB,
+ * a few ms) and the rest waits for the next housekeeping round.
+ */
+const FREE_PAGES_PER_CALL = 2048
+/** A file made before pfin used incremental vacuum is rebuilt once to gain it, if no larger than this. */
+const REBUILD_MAX_BYTES = 32 * 1024 * 1024
+/** `PRAGMA auto_vacuum`'s value for incremental. */
+const INCREMENTAL = 2
+
+/**
+ * Gives pages that deletions and purges freed back to the filesystem, a bounded number per
+ * call; returns how many. A file from before incremental vacuum is rebuilt (VACUUM) to gain
+ * it, only while small enough for that to take a moment: the server waits while it runs.
+ */
+export function giveBackFreePages(db: Database): number {
+  if (db.inTransaction) return 0
+  const { used, free, pageSize } = pageCounts(db)
+  if (free === 0) return 0
+  if (pragmaNumber(db, 'auto_vacuum') === INCREMENTAL) {
+    db.run(`PRAGMA incremental_vacuum(${Math.min(free, FREE_PAGES_PER_CALL)})`)
+    return free - pragmaNumber(db, 'freelist_count')
+  }
+  if ((used + free) * pageSize > REBUILD_MAX_BYTES) return 0
+  // openDatabase asked for incremental vacuum; VACUUM is what applies it to an existing file.
+  db.run('VACUUM')
+  return free
 }

@@ -48,6 +48,15 @@ const appliedRecord = (db: TenantDrizzle) =>
     .onConflictDoUpdate({ target: appliedRequests.key, set: fromExcluded(appliedRequests, STORED_RESPONSE_FIELDS) })
     .prepare()
 
+/**
+ * Answers larger than this are kept in the owner's file only, never copied to control.db: a
+ * 500-item batch answers ~1 MB, and a copy of each would let one key fill the shared disk with
+ * answers it can replay from its own file anyway (one indexed lookup there).
+ */
+export const CONTROL_COPY_MAX_BYTES = 16 * 1024
+
+const worthCopying = (response: StoredResponse) => response.body.length <= CONTROL_COPY_MAX_BYTES
+
 interface Copy {
   ownerId: string
   key: string
@@ -75,6 +84,7 @@ export class IdempotencyStore {
     const applied = tenant.prepared(appliedLookup).get({ key })
     if (!applied || applied.createdAt < cutoff) return undefined
     const { key: _key, ...response } = applied
+    if (!worthCopying(response)) return response
     try {
       this.control.saveResponse(tenant.ownerId, key, response)
     } catch {
@@ -109,6 +119,7 @@ export class IdempotencyStore {
    * tenant record on the next lookup of its key.
    */
   recordInControl(ownerId: string, key: string, response: StoredResponse): void {
+    if (!worthCopying(response)) return
     // The first copy of a turn schedules the write; the others join it.
     if (this.uncopied.size === 0) setImmediate(() => this.copyNow())
     this.uncopied.set(`${ownerId}\n${key}`, { ownerId, key, response })

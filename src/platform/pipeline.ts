@@ -9,6 +9,7 @@ import { canonicalJson } from './json.ts'
 import type { DeferredOperations } from './openapi.ts'
 import type { AnyRoute, HandlerInput, Reply } from './route.ts'
 import { mayCall } from './scopes.ts'
+import { quotaExceeded } from './storage-problem.ts'
 import { assertValid, coerceQuery } from './validation.ts'
 
 /**
@@ -192,6 +193,7 @@ type Idem = NonNullable<RequestState['idempotency']>
 
 /** A write's work inside its transaction: the handler, and its answer recorded beside its effects. */
 const writeBody = (platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem) => (tenant: Tenant) => {
+  if (tenant.overQuota()) throw quotaExceeded(platform, tenant)
   const reply = route.handle(input)
   const record = serialize(reply, state.requestId, Date.now(), idem.fingerprint)
   platform.idempotency.recordInTenant(tenant, idem.key, record)

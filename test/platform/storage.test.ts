@@ -68,10 +68,15 @@ describe('tenant files', () => {
     expect(pragma('foreign_keys')).toBe(1)
     expect(pragma('synchronous')).toBe(2) // FULL
     expect(pragma('busy_timeout')).toBeGreaterThan(0)
-    // Sized for imports (see TENANT_PRAGMAS): a checkpoint every 8,000 pages, a log cut back past 64 MiB; SQLite's 2 MiB cache until an import.
+    // See TENANT_PRAGMAS: a checkpoint every 1,000 pages and a log cut back to 4 MiB, so a full
+    // disk recovers; SQLite's 2 MiB cache until an import; a page limit behind the owner's quota;
+    // space freed by purges can be given back.
     expect(pragma('cache_size')).toBe(-2000)
-    expect(pragma('wal_autocheckpoint')).toBe(8000)
-    expect(pragma('journal_size_limit')).toBe(64 * 1024 * 1024)
+    expect(pragma('wal_autocheckpoint')).toBe(1000)
+    expect(pragma('journal_size_limit')).toBe(4 * 1024 * 1024)
+    // 1 GiB of 4 KiB pages, and a 5% reserve above it so that an owner at its quota can delete.
+    expect(pragma('max_page_count')).toBe(262_144 + 13_108)
+    expect(pragma('auto_vacuum')).toBe(2)
     // Foreign keys are enforced on this connection, not just declared.
     handle.run('CREATE TEMP TABLE fk_parent (id TEXT PRIMARY KEY)')
     handle.run('CREATE TEMP TABLE fk_child (parent_id TEXT REFERENCES fk_parent (id))')

@@ -4,9 +4,10 @@ import { copyFileSync, writeFileSync } from 'node:fs'
 import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /**
- * CONTRACT §6 and §14 under a full disk and a damaged file. "Disk full" is made reproducible
- * without root by `PRAGMA max_page_count` on the server's own connection: SQLite then fails
- * exactly as it does on ENOSPC (SQLITE_FULL, statement rolled back).
+ * CONTRACT §6, §14 and §19 when a database cannot grow and when a file is damaged. A file that
+ * cannot grow is made without root by `PRAGMA max_page_count` on the server's own connection,
+ * which is how the owner's quota works: SQLite fails as it does on ENOSPC (SQLITE_FULL, the
+ * statement rolled back). A really full filesystem is full-disk.test.ts.
  */
 
 let server: TestServer
@@ -32,7 +33,7 @@ async function accountsOf(key: string): Promise<{ id: string; name: string; bala
   return res.json.data
 }
 
-describe('a full disk', () => {
+describe('a database that cannot grow', () => {
   test('a write refused for space is 507 insufficient_storage, changes nothing, and succeeds with the same key once space returns', async () => {
     const owner = await server.owner()
     const other = await server.owner()
@@ -52,6 +53,7 @@ describe('a full disk', () => {
         })
         if (res.status === 507) {
           expectProblem(res, 507, 'insufficient_storage')
+          expect(res.json.detail).toContain("owner's storage quota")
           refused++
           keys.push(key)
         } else {
@@ -77,7 +79,8 @@ describe('a full disk', () => {
       body: { accountId: acct.id, amount: 1.25, date: '2026-11-20', note: 'x'.repeat(1500), payeeName: `Shop ${keys[0]?.slice(5)}` },
     })
     expect(retry.status).toBe(201)
-    expect(logs.some((line) => line.includes('disk full'))).toBe(true)
+    // The owner's file, not the filesystem, was out of room: the operator is told it is the quota.
+    expect(logs.some((line) => line.includes(`owner ${owner.id} reached its storage quota`))).toBe(true)
   }, 30_000)
 
   test('a write whose owner transaction committed is answered as committed when the control copy fails, and a retry replays it', async () => {

@@ -6,7 +6,7 @@ import { join, resolve, sep } from 'node:path'
 import { migrations } from '../../../drizzle/tenant/manifest.ts'
 import { isId } from '../../platform/ids.ts'
 import { isDiskFull } from '../failures.ts'
-import { BUSY_TIMEOUT_MS, openDatabase } from '../sqlite.ts'
+import { foldLog, giveBackFreePages, openDatabase, pageCounts } from '../sqlite.ts'
 import * as schema from './schema.ts'
 
 /** No relational schema: pfin uses no `db.query.*`, and building one costs ~0.15 ms at every owner's first request. */
@@ -15,15 +15,34 @@ export type TenantDrizzle = BunSQLiteDatabase & { $client: Database }
 const DEFAULT_TOMBSTONE_RETENTION_MS = 400 * 86_400_000
 
 /**
- * An owner's connection checkpoints less often than SQLite's default (every 1,000 pages). An
- * import lands on leaves all over the date-ordered indexes, and with the default every other
- * 500-item batch commit copies the same leaves into the file again; single writes pay a
- * checkpoint every few dozen commits (their p99). The log now grows to ~32 MiB before a
- * checkpoint; `journal_size_limit` cuts it back only when a reader held it far past that (a
- * long backup), since regrowing the file costs every commit. The log is folded into the file
- * once the owner goes idle (`Tenant.rest`).
+ * An owner's connection checkpoints at SQLite's default (every 1,000 pages, ~4 MiB of log), and
+ * a log that a long reader (a backup) let grow past that is cut back to the same size once it is
+ * folded in. A larger interval (8,000 pages) made 500-item batches a little faster, but each
+ * owner then held up to 32 MiB of log: on a full disk the log could neither grow nor be folded
+ * back, and freeing a few MiB did not bring writes back. At 1,000 pages the log is reused from
+ * its start after each checkpoint, so a write needs new space only for the rows it adds.
  */
-const TENANT_PRAGMAS = ['wal_autocheckpoint = 8000', `journal_size_limit = ${64 * 1024 * 1024}`]
+const TENANT_PRAGMAS = ['wal_autocheckpoint = 1000', `journal_size_limit = ${4 * 1024 * 1024}`]
+
+/** What one owner may hold (CONTRACT §19): the file's size, and the counts that a loop of requests could blow up. */
+export interface OwnerLimits {
+  quotaBytes: number
+  accounts: number
+  categories: number
+  payees: number
+}
+
+export const DEFAULT_OWNER_LIMITS: OwnerLimits = { quotaBytes: 1024 * 1024 * 1024, accounts: 1_000, categories: 1_000, payees: 20_000 }
+
+/** SQLite's default page size, which pfin's files keep. */
+const PAGE_SIZE = 4096
+
+/**
+ * The quota is checked before each write that adds data (`overQuota`); SQLite's own page limit
+ * sits a reserve above it (5%, at least 1 MiB), so that an owner at its quota can still delete,
+ * and a write that began just under it can finish.
+ */
+const hardPageLimit = (quotaBytes: number): number => Math.ceil(quotaBytes / PAGE_SIZE) + Math.max(256, Math.ceil(quotaBytes / PAGE_SIZE / 20))
 
 /** SQLite's default page cache (2 MiB), and an importing owner's until it goes idle (8 MiB). */
 const PAGE_CACHE = { usual: -2000, importing: -8192 }
@@ -48,6 +67,7 @@ export class Tenant {
     readonly sqlite: Database,
     /** How long deleted transactions' tombstones stay in the change feed. */
     readonly tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
+    readonly limits: OwnerLimits = DEFAULT_OWNER_LIMITS,
   ) {
     this.db = drizzle({ client: sqlite })
   }
@@ -131,16 +151,33 @@ export class Tenant {
    */
   rest(): void {
     if (this.sqlite.inTransaction) return
-    this.sqlite.run('PRAGMA busy_timeout = 0')
-    try {
-      const checkpoint = this.sqlite.query<{ busy: number | bigint }, []>('PRAGMA wal_checkpoint(TRUNCATE)').get()
-      if (this.cacheWidened) this.sqlite.run(`PRAGMA cache_size = ${PAGE_CACHE.usual}`)
-      this.cacheWidened = false
-      this.sqlite.run('PRAGMA shrink_memory')
-      this.resting = Number(checkpoint?.busy) === 0
-    } finally {
-      this.sqlite.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
-    }
+    const folded = this.foldLog()
+    if (this.cacheWidened) this.sqlite.run(`PRAGMA cache_size = ${PAGE_CACHE.usual}`)
+    this.cacheWidened = false
+    this.sqlite.run('PRAGMA shrink_memory')
+    this.resting = folded
+  }
+
+  /** See `foldLog` in sqlite.ts: on a full disk, this is what gives space back. */
+  foldLog(): boolean {
+    return foldLog(this.sqlite)
+  }
+
+  /** Bytes the file may still grow by before SQLite refuses a write (the quota and its reserve). */
+  quotaHeadroomBytes(): number {
+    const size = pageCounts(this.sqlite)
+    return Math.max(0, size.max - size.used) * size.pageSize
+  }
+
+  /** The owner's data fills its quota (CONTRACT §19): writes that add data are refused, deletions still run. */
+  overQuota(): boolean {
+    const size = pageCounts(this.sqlite)
+    return size.used * size.pageSize >= this.limits.quotaBytes
+  }
+
+  /** See `giveBackFreePages` in sqlite.ts. */
+  giveBackFreePages(): number {
+    return giveBackFreePages(this.sqlite)
   }
 
   purgeAppliedRequests(olderThan: number): void {
@@ -184,14 +221,17 @@ export class TenantUnavailableError extends Error {
 export class TenantRegistry {
   private readonly open = new Map<string, Tenant>()
   readonly dir: string
+  private readonly pragmas: readonly string[]
 
   constructor(
     dataDir: string,
     readonly capacity: number,
     private readonly onOpen: (tenant: Tenant) => void = () => {},
     private readonly tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
+    readonly limits: OwnerLimits = DEFAULT_OWNER_LIMITS,
   ) {
     this.dir = resolve(dataDir, 'tenants')
+    this.pragmas = [...TENANT_PRAGMAS, `max_page_count = ${hardPageLimit(limits.quotaBytes)}`]
   }
 
   pathFor(ownerId: string): string {
@@ -212,6 +252,11 @@ export class TenantRegistry {
    */
   get(ownerId: string): Tenant {
     return this.opened(ownerId, true)
+  }
+
+  /** The owner's database if it is open now; never opens one. */
+  peek(ownerId: string): Tenant | undefined {
+    return this.open.get(ownerId)
   }
 
   /** Makes a new owner's file (and opens it, like `get`). */
@@ -238,7 +283,7 @@ export class TenantRegistry {
       this.shrinkTo(Math.floor(this.open.size / 2))
       file = this.openFile(ownerId, existing)
     }
-    const tenant = new Tenant(ownerId, file, this.tombstoneRetentionMs)
+    const tenant = new Tenant(ownerId, file, this.tombstoneRetentionMs, this.limits)
     this.open.set(ownerId, tenant)
     this.onOpen(tenant)
     this.shrinkTo(this.capacity)
@@ -260,7 +305,7 @@ export class TenantRegistry {
     const path = this.pathFor(ownerId)
     try {
       if (existing && !existsSync(path)) throw new Error('the file is missing')
-      return openDatabase(path, { synchronous: 'FULL', migrations, verify: true, pragmas: TENANT_PRAGMAS, existing })
+      return openDatabase(path, { synchronous: 'FULL', migrations, verify: true, pragmas: this.pragmas, existing })
     } catch (error) {
       if (isDiskFull(error)) throw error
       throw new TenantUnavailableError(ownerId, path, error instanceof Error ? error.message : String(error))
@@ -296,6 +341,21 @@ export class TenantRegistry {
       }
     }
     return failed
+  }
+
+  /**
+   * After a write failed for space: folds every open owner's log back into its file (see
+   * `Tenant.foldLog`), which returns what the logs held beyond the newest pages. An owner in
+   * the middle of a transaction, or whose fold fails, is skipped.
+   */
+  foldAllLogs(): void {
+    for (const tenant of this.open.values()) {
+      try {
+        tenant.foldLog()
+      } catch {
+        // Still full for this one: it folds at its next idle rest.
+      }
+    }
   }
 
   openTenants(): Tenant[] {

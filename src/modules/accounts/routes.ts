@@ -39,7 +39,7 @@ export const accountRoutes = [
     body: AccountCreate,
     response: AccountResponse,
     statuses: [201],
-    errors: ['invalid_reference', 'rule_violation', 'external_id_conflict'],
+    errors: ['invalid_reference', 'rule_violation', 'external_id_conflict', 'limit_reached'],
     requestExample: example,
     handle: ({ tenant, body }) => {
       const row = createAccount(tenant, body)
@@ -57,7 +57,7 @@ export const accountRoutes = [
     body: AccountUpsert,
     response: AccountUpsertResponse,
     statuses: [201, 200],
-    errors: ['invalid_reference', 'rule_violation'],
+    errors: ['invalid_reference', 'rule_violation', 'limit_reached'],
     requestExample: { externalId: 'bank-123', ...example },
     handle: ({ tenant, body }) => {
       const { created, row } = upsertAccount(tenant, body)

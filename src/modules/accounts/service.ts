@@ -7,6 +7,7 @@ import { readMoney } from '../../platform/money.ts'
 import { decodeCursor, page } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
 import type { AccountCreateInput, AccountUpdateInput } from './model.ts'
+import { assertRoomFor } from '../../platform/owner-limits.ts'
 import { type AccountRow, findAccount, findAccountByExternalId, listAccountRows, toAccount } from './queries.ts'
 
 /** Accounts: create, change, archive, upsert by externalId, list. Synchronous; callers hold the transaction. */
@@ -79,6 +80,7 @@ export function createAccount(tenant: Tenant, body: AccountCreateInput): Account
       createdAt: Date.now(),
       ...(changes as Pick<AccountRow, 'name' | 'type' | 'balance' | 'currency'>),
     }
+    assertRoomFor(tenant, 'accounts')
     tenant.db.insert(accounts).values(row).run()
     return row
   })

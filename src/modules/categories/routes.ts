@@ -40,7 +40,7 @@ export const categoryRoutes = [
     body: CategoryCreate,
     response: CategoryResponse,
     statuses: [201],
-    errors: ['invalid_reference', 'rule_violation', 'external_id_conflict'],
+    errors: ['invalid_reference', 'rule_violation', 'external_id_conflict', 'limit_reached'],
     requestExample: example,
     handle: ({ tenant, auth, body }) => {
       const row = createCategory(tenant, auth.subject.country, body)
@@ -58,7 +58,7 @@ export const categoryRoutes = [
     body: CategoryUpsert,
     response: CategoryUpsertResponse,
     statuses: [201, 200],
-    errors: ['invalid_reference', 'rule_violation', 'system_category_read_only'],
+    errors: ['invalid_reference', 'rule_violation', 'system_category_read_only', 'limit_reached'],
     requestExample: { externalId: 'budget-app-42', ...example },
     handle: ({ tenant, auth, body }) => {
       const { created, row } = upsertCategory(tenant, auth.subject.country, body)

@@ -7,6 +7,7 @@ import { decodeCursor, page } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
 import { recordCategoryChanges } from '../changes/feed.ts'
 import { type CategoryCreateInput, type CategoryOut, type CategoryUpdateInput, type CategoryUpsertInput, MAX_CATEGORY_DEPTH } from './model.ts'
+import { assertRoomFor } from '../../platform/owner-limits.ts'
 import {
   ancestorIds,
   archiveCategoryRows,
@@ -132,6 +133,7 @@ export function createCategory(tenant: Tenant, country: string | null, body: Cat
       createdAt: Date.now(),
       ...(changes as Changes & Pick<CategoryRow, 'name'>),
     }
+    assertRoomFor(tenant, 'categories')
     tenant.db.insert(categories).values(row).run()
     return row
   })

@@ -29,7 +29,7 @@ export const payeeRoutes = [
     body: PayeeCreate,
     response: PayeeResponse,
     statuses: [201],
-    errors: ['invalid_reference', 'external_id_conflict', 'payee_exists'],
+    errors: ['invalid_reference', 'external_id_conflict', 'payee_exists', 'limit_reached'],
     requestExample: { name: 'Pingo Doce', aliases: ['PINGO DOCE LISBOA'], isMerchant: true },
     handle: ({ tenant, auth, body }) => {
       const row = createPayee(tenant, auth.subject.country, body)
@@ -46,7 +46,7 @@ export const payeeRoutes = [
     body: PayeeUpsert,
     response: PayeeUpsertResponse,
     statuses: [201, 200],
-    errors: ['invalid_reference', 'payee_exists'],
+    errors: ['invalid_reference', 'payee_exists', 'limit_reached'],
     requestExample: { externalId: 'merchant-42', name: 'Pingo Doce', isMerchant: true },
     handle: ({ tenant, auth, body }) => {
       const { created, row } = upsertPayee(tenant, auth.subject.country, body)

@@ -8,6 +8,7 @@ import { trimmed } from '../../platform/schemas.ts'
 import { findVisibleCategory } from '../categories/service.ts'
 import type { PayeeUpdateInput } from './model.ts'
 import { normalizeName } from './normalize.ts'
+import { assertRoomFor } from '../../platform/owner-limits.ts'
 import { findPayee, findPayeeByAlias, findPayeeByExternalId, findPayeeByNormalizedName, listPayeeRows, type PayeeRow, toPayee } from './queries.ts'
 
 /** Payees: unique by normalized name, found by name or alias, with exact usage aggregates. */
@@ -98,6 +99,7 @@ export function createPayee(tenant: Tenant, country: string | null, body: PayeeU
       aliases,
       searchText: searchText(normalizedName, aliases),
     }
+    assertRoomFor(tenant, 'payees')
     tenant.db.insert(payees).values(row).run()
     writeAliases(tenant, row.id, aliases)
     return row
@@ -130,7 +132,10 @@ export function resolvePayeeName(tenant: Tenant, name: string): PayeeRow {
   const normalized = normalizeName(name)
   // Named after the transaction's field: the payee's own `name` is not in the request.
   if (!normalized) throw new ApiError('validation_failed', 'payeeName must contain letters or digits, not only marks or spaces')
-  return findPayeeByNormalizedName(tenant, normalized) ?? findPayeeByAlias(tenant, normalized) ?? createPayee(tenant, null, { name })
+  const found = findPayeeByNormalizedName(tenant, normalized) ?? findPayeeByAlias(tenant, normalized)
+  if (found) return found
+  assertRoomFor(tenant, 'payees', 'payeeName')
+  return createPayee(tenant, null, { name })
 }
 
 export function listPayees(tenant: Tenant, query: { limit?: number; cursor?: string; q?: string }) {

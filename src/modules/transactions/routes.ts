@@ -15,7 +15,7 @@ import { toTransaction } from './queries.ts'
 import { createTransaction, deleteTransaction, getTransactionView, listTransactionPage, updateTransaction, upsertTransaction, viewOf } from './service.ts'
 
 const tag = 'Transactions'
-const WRITE_ERRORS = ['invalid_reference', 'rule_violation'] as const
+const WRITE_ERRORS = ['invalid_reference', 'rule_violation', 'limit_reached'] as const
 const example = { accountId: 'acct_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b', amount: 12.9, date: '2026-11-21', payeeName: 'Pingo Doce', note: 'groceries' }
 
 export const transactionRoutes = [
