@@ -50,6 +50,11 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     config.tombstoneRetentionDays * 86_400_000,
     config.ownerLimits,
   )
+  const limiter = new RateLimiter(control)
+  const limits = {
+    key: new Limits(config.rateLimitPerMinute, config.rateLimitPerDay),
+    anonymous: new Limits(config.anonRateLimitPerMinute, config.anonRateLimitPerDay),
+  }
   const platform: Platform = {
     lock,
     access: config.logFormat === 'off' ? null : new AccessLog(config.logFormat),
@@ -57,11 +62,8 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     control,
     tenants,
     authenticator: new Authenticator(control),
-    limiter: new RateLimiter(control),
-    limits: {
-      key: new Limits(config.rateLimitPerMinute, config.rateLimitPerDay),
-      anonymous: new Limits(config.anonRateLimitPerMinute, config.anonRateLimitPerDay),
-    },
+    limiter,
+    limits,
     idempotency,
     writes: new WriteGroups(tenants),
     log,
@@ -71,7 +73,7 @@ export function createPlatform(config: Config, log: (message: string) => void = 
 
 /** Headers of a request that is not counted: the caller's current state, unchanged. */
 async function peekHeaders(platform: Platform, request: Request, state: RequestState, headers: HeaderSink): Promise<void> {
-  const auth = await platform.authenticator.authenticate(request.headers.get('authorization'))
+  const auth = await platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip)
   if (auth) platform.limiter.peek(`key:${auth.principal.keyId}`, platform.limits.key, headers)
   else platform.limiter.peek(`ip:${state.ip}`, platform.limits.anonymous, headers)
 }

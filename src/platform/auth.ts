@@ -77,9 +77,20 @@ class Lru<K, V> {
   }
 }
 
-/** After this many wrong secrets in a row a key id is locked, for twice as long each further time. */
+/**
+ * After this many failed checks in a row from one client address for one key id, that pair is
+ * locked, for twice as long each further time. The lock is the guesser's, not the key's: the
+ * owner's correct secret from another address, or a secret this process verified before, passes.
+ */
 const FREE_FAILURES = 5
 const MAX_LOCK_MS = 15 * 60_000
+/**
+ * argon2 checks running at once, all keys together: each takes a core for ~20 ms, and a flood
+ * of made-up key ids costs one each (see `authenticate`), so it may take half the cores at most.
+ */
+const MAX_PARALLEL_CHECKS = Math.max(1, Math.floor(navigator.hardwareConcurrency / 2))
+/** Checks waiting for a turn; past this a request is refused without one (a flood, not a client). */
+const MAX_QUEUED_CHECKS = 256
 
 /** A key verified once by this process: its digest and the caller it stands for. */
 interface Verified {
@@ -92,8 +103,12 @@ interface Verified {
   usedAt: number
 }
 
+/** Who presented a key: the client address, read only when a check is needed. */
+export type ClientAddress = () => string
+
 export class Authenticator {
   private readonly verified = new Lru<string, Verified>(10_000)
+  /** Failed checks by client address and key id. */
   private readonly failures = new Lru<string, { count: number; lockedUntil: number }>(10_000)
   /** Last-use times waiting to be written (at most once a minute per key). */
   private readonly lastUsed = new Map<string, number>()
@@ -101,6 +116,9 @@ export class Authenticator {
   private readonly presented = Buffer.alloc(32)
   /** The argon2 check under way for a key id: at most one at a time (see `verify`). */
   private readonly verifying = new Map<string, Promise<unknown>>()
+  private readonly checks = new CheckQueue(MAX_PARALLEL_CHECKS, MAX_QUEUED_CHECKS)
+  /** An argon2 hash of a random secret: what a key id without a usable key is checked against. */
+  private decoy?: Promise<string>
 
   constructor(
     private readonly control: ControlStore,
@@ -109,16 +127,17 @@ export class Authenticator {
 
   /**
    * The caller behind an `Authorization` header, or null for every kind of failure alike.
-   * A key this process has verified before is answered synchronously; only a key's first
-   * use returns a promise (argon2 runs off the main thread).
+   * A key this process has verified before is answered synchronously; anything else returns a
+   * promise, and costs one argon2 check whether or not the key id exists (CONTRACT §7), so
+   * that the time of a refusal tells nothing about which key ids there are.
    */
-  authenticate(authorization: string | null): AuthContext | null | Promise<AuthContext | null> {
+  authenticate(authorization: string | null, client: ClientAddress): AuthContext | null | Promise<AuthContext | null> {
     const match = authorization ? BEARER_KEY.exec(authorization) : null
     if (!match) return null
-    return this.check(match[1] as string, match[2] as string)
+    return this.check(match[1] as string, match[2] as string, client)
   }
 
-  private check(keyId: string, secret: string): AuthContext | null | Promise<AuthContext | null> {
+  private check(keyId: string, secret: string, client: ClientAddress): AuthContext | null | Promise<AuthContext | null> {
     const now = this.now()
     const cached = this.verified.get(keyId)
     if (cached) {
@@ -128,7 +147,7 @@ export class Authenticator {
         const found = this.control.findKey(keyId)
         if (!found || found.key.revokedAt !== null) {
           this.verified.delete(keyId)
-          return null
+          return this.refuse(keyId, client)
         }
         cached.context = authContext(found)
         cached.expiresAt = found.key.expiresAt
@@ -136,29 +155,28 @@ export class Authenticator {
       }
       if (cached.expiresAt !== null && cached.expiresAt <= now) {
         this.verified.delete(keyId)
-        return null
+        return this.refuse(keyId, client)
       }
       Bun.CryptoHasher.hash('sha256', secret, this.presented)
-      if (!timingSafeEqual(cached.digest, this.presented)) return this.fail(keyId, now)
+      if (!timingSafeEqual(cached.digest, this.presented)) return this.refuse(keyId, client)
       if (now - cached.usedAt >= 60_000) {
         cached.usedAt = now
         this.lastUsed.set(keyId, now)
       }
       return cached.context
     }
-    return this.verify(keyId, secret, now)
+    return this.verify(keyId, secret, client)
   }
 
   /**
    * The slow path: reads the key and checks the secret with argon2. One check per key id at a
    * time: a request arriving while one runs waits for it and then checks again, so a burst of
-   * wrong secrets for one key id costs the five argon2 checks that lock it, not one each (a
-   * burst of 300 took 3.3 s of CPU and held every other key's first request behind it).
+   * wrong secrets for one key id costs the checks that lock it, not one each.
    */
-  private verify(keyId: string, secret: string, now: number): Promise<AuthContext | null> {
+  private verify(keyId: string, secret: string, client: ClientAddress): Promise<AuthContext | null> {
     const running = this.verifying.get(keyId)
-    if (running) return running.then(() => this.check(keyId, secret))
-    const verification = this.verifyNow(keyId, secret, now)
+    if (running) return running.then(() => this.check(keyId, secret, client))
+    const verification = this.verifyNow(keyId, secret, client)
     // Settles either way and never rejects: the caller of `verification` handles its error.
     const settled: Promise<void> = verification.then(
       () => this.done(keyId, settled),
@@ -172,34 +190,53 @@ export class Authenticator {
     if (this.verifying.get(keyId) === settled) this.verifying.delete(keyId)
   }
 
-  private async verifyNow(keyId: string, secret: string, now: number): Promise<AuthContext | null> {
-    const readAt = this.control.commits.current(now)
+  private async verifyNow(keyId: string, secret: string, client: ClientAddress): Promise<AuthContext | null> {
+    const address = client()
+    if (this.locked(address, keyId)) return null
+    const readAt = this.control.commits.current(this.now())
     const found = this.control.findKey(keyId)
-    if (!found) return null
-    const { key } = found
-    if (key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= now)) return null
-    const failure = this.failures.get(key.id)
-    if (failure && failure.lockedUntil > now) return null
-    let ok = false
-    try {
-      ok = await (await argon2()).verify(key.secretHash, secret)
-    } catch {
-      ok = false
-    }
-    if (!ok) return this.fail(key.id, this.now())
-    this.failures.delete(key.id)
+    const usable = found && found.key.revokedAt === null && (found.key.expiresAt === null || found.key.expiresAt > this.now())
+    // A key id that does not exist, or no longer works, is checked against the decoy: the same work.
+    const hash = usable ? found.key.secretHash : await this.decoyHash()
+    const ok = await this.checks.run(() => argon2().then((module) => module.verify(hash, secret))).catch(() => false)
+    if (!ok || !usable) return this.fail(address, keyId)
+    this.failures.delete(`${address}\n${keyId}`)
     const context = authContext(found)
-    this.verified.set(key.id, { digest: sha256(secret), context, expiresAt: key.expiresAt, readAt, usedAt: now })
-    this.lastUsed.set(key.id, now)
+    const now = this.now()
+    this.verified.set(keyId, { digest: sha256(secret), context, expiresAt: found.key.expiresAt, readAt, usedAt: now })
+    this.lastUsed.set(keyId, now)
     return context
   }
 
-  private fail(keyId: string, now: number): null {
-    const previous = this.failures.get(keyId)
-    const count = (previous?.count ?? 0) + 1
+  /**
+   * A refusal on the hot path (a wrong secret, a key revoked or expired since) costs what one
+   * of the slow path costs, so it tells nothing either; a locked pair is refused at once.
+   */
+  private refuse(keyId: string, client: ClientAddress): null | Promise<null> {
+    const address = client()
+    if (this.locked(address, keyId)) return null
+    return this.decoyHash()
+      .then((hash) => this.checks.run(() => argon2().then((module) => module.verify(hash, 'not the secret'))))
+      .catch(() => false)
+      .then(() => this.fail(address, keyId))
+  }
+
+  private locked(address: string, keyId: string): boolean {
+    const failure = this.failures.get(`${address}\n${keyId}`)
+    return failure !== undefined && failure.lockedUntil > this.now()
+  }
+
+  private fail(address: string, keyId: string): null {
+    const slot = `${address}\n${keyId}`
+    const count = (this.failures.get(slot)?.count ?? 0) + 1
     const lockMs = count > FREE_FAILURES ? Math.min(1000 * 2 ** (count - FREE_FAILURES - 1), MAX_LOCK_MS) : 0
-    this.failures.set(keyId, { count, lockedUntil: now + lockMs })
+    this.failures.set(slot, { count, lockedUntil: this.now() + lockMs })
     return null
+  }
+
+  private decoyHash(): Promise<string> {
+    this.decoy ??= argon2().then((module) => module.hash(Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')))
+    return this.decoy
   }
 
   /** Writes pending last-use times (called by the write-behind timer and at shutdown). */
@@ -208,5 +245,35 @@ export class Authenticator {
     const pending = new Map(this.lastUsed)
     this.lastUsed.clear()
     this.control.touchKeys(pending)
+  }
+}
+
+/**
+ * Runs at most `parallel` tasks at once, in arrival order; past `queued` waiting tasks a new one
+ * is refused at once. argon2 checks are the one costly thing a client without a key can cause.
+ */
+class CheckQueue {
+  private running = 0
+  private readonly waiting: (() => void)[] = []
+
+  constructor(
+    private readonly parallel: number,
+    private readonly queued: number,
+  ) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running < this.parallel) this.running++
+    else {
+      if (this.waiting.length >= this.queued) throw new Error('too many key checks waiting')
+      // The finishing task hands its place over, so none can slip in between.
+      await new Promise<void>((resolve) => this.waiting.push(resolve))
+    }
+    try {
+      return await task()
+    } finally {
+      const next = this.waiting.shift()
+      if (next) next()
+      else this.running--
+    }
   }
 }

@@ -341,7 +341,7 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       const state = requestStateOf(request, server)
       state.route = route.path
       set.headers['x-request-id'] = state.requestId
-      const found = platform.authenticator.authenticate(request.headers.get('authorization'))
+      const found = platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip)
       // Errors are logged by the error handler; answers here, once they are made.
       const answer = found instanceof Promise ? found.then((auth) => proceed(request, params, set, state, auth)) : proceed(request, params, set, state, found)
       if (platform.access) {

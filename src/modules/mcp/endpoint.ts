@@ -125,7 +125,7 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
       const state = requestStateOf(request, server)
       state.route = '/mcp'
       set.headers['x-request-id'] = state.requestId
-      const auth = admit(platform, await platform.authenticator.authenticate(request.headers.get('authorization')), state, set.headers)
+      const auth = admit(platform, await platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip), state, set.headers)
       // A browser page on another site must not drive the owner's key (DNS rebinding, CSRF).
       const origin = request.headers.get('origin')
       if (origin !== null && !allowedOrigins.has(origin.replace(/\/+$/, ''))) {
