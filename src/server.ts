@@ -16,7 +16,7 @@ import { ApiError, type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './p
 import { IdempotencyStore } from './platform/idempotency.ts'
 import { docsRoutes, ROOT_POINTER } from './platform/docs/page.ts'
 import { DeferredOperations, documentBase, systemOperation } from './platform/openapi.ts'
-import { mountRoutes } from './platform/pipeline.ts'
+import { mountRoutes, PRIVATE_ANSWER_HEADERS } from './platform/pipeline.ts'
 import { WriteGroups } from './platform/write-groups.ts'
 import { type HeaderSink, Limits, RateLimiter } from './platform/rate-limit.ts'
 import type { AnyRoute } from './platform/route.ts'
@@ -149,14 +149,16 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
         const query = url.indexOf('?', start)
         const path = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query)
         const allowed = allowedMethods(app.routes, path)
+        // The path is the client's text: it is not echoed back (a reflected page, a log of its own).
+        const method = request.method.slice(0, 16)
         problem =
           allowed.length > 0
             ? {
                 code: 'method_not_allowed',
-                detail: `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`,
+                detail: `${method} is not allowed on this path; allowed: ${allowed.join(', ')}`,
                 headers: { allow: allowed.join(', ') },
               }
-            : { code: 'route_not_found', detail: `No route matches ${request.method} ${path}` }
+            : { code: 'route_not_found', detail: `No route matches ${method} on this path; /openapi.json lists every route` }
       } else if (code === 'PARSE') {
         problem = { code: 'malformed_json', detail: 'The request body is not valid JSON' }
       } else {
@@ -166,7 +168,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
       platform.access?.record(state, request.method, body.status)
       return new Response(JSON.stringify(body), {
         status: body.status,
-        headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...problem.headers },
+        headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...PRIVATE_ANSWER_HEADERS, ...problem.headers },
       })
     })
     .use(uncountedRoutes(platform, base, operations, server))

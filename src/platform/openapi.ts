@@ -70,11 +70,32 @@ function extract(node: Json, components: Record<string, unknown>): Json {
       walked[key] = value
     }
   }
+  if (walked.type === 'string') statesWellFormedText(walked)
   if (isSchema && typeof node.title === 'string') {
     components[node.title] = walked
     return { $ref: `#/components/schemas/${node.title}` }
   }
   return walked
+}
+
+/**
+ * Text with no lone surrogate (a UTF-16 half with no partner): every string of a request is
+ * refused with 422 otherwise (body.ts), so the document says so too. It reads the same with
+ * and without the `u` flag: a pair is one character or two that the second branch matches.
+ */
+export const WELL_FORMED_TEXT = '^(?:[^\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$'
+/** The same, for text that must hold more than spaces (a name, an externalId: `pattern: '\\S'`). */
+export const WELL_FORMED_NOT_BLANK = `^(?=[\\s\\S]*\\S)${WELL_FORMED_TEXT.slice(1)}`
+
+/**
+ * Adds the well-formed-text rule to a string schema that does not already imply it: free text,
+ * or text whose only pattern is "not blank". Formats, enums and anchored ASCII patterns (a
+ * currency, a date) admit no surrogate at all.
+ */
+function statesWellFormedText(schema: Json): void {
+  if (schema.format !== undefined || schema.enum !== undefined || schema.const !== undefined) return
+  if (schema.pattern === undefined) schema.pattern = WELL_FORMED_TEXT
+  else if (schema.pattern === '\\S') schema.pattern = WELL_FORMED_NOT_BLANK
 }
 
 export interface OperationSpec {

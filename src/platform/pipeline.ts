@@ -22,6 +22,13 @@ import { assertValid, coerceQuery } from './validation.ts'
 type Headers = Record<string, string | number>
 
 /**
+ * On every /v1 and /mcp answer, success or error: answers carry someone's money, so no cache
+ * (a browser's, a proxy's) may keep them, and no browser may read them as anything but what
+ * their Content-Type says.
+ */
+export const PRIVATE_ANSWER_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const
+
+/**
  * The request's URL. Bun makes `request.url` from the Host header, and without a usable one (an
  * HTTP/1.0 request with none, `Host: `, `Host: x/y`) it is the bare target, `/v1/accounts?limit=5`:
  * resolved against a placeholder origin, the path and query are read the same either way.
@@ -341,6 +348,8 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       const state = requestStateOf(request, server)
       state.route = route.path
       set.headers['x-request-id'] = state.requestId
+      set.headers['cache-control'] = PRIVATE_ANSWER_HEADERS['cache-control']
+      set.headers['x-content-type-options'] = PRIVATE_ANSWER_HEADERS['x-content-type-options']
       const found = platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip)
       // Errors are logged by the error handler; answers here, once they are made.
       const answer = found instanceof Promise ? found.then((auth) => proceed(request, params, set, state, auth)) : proceed(request, params, set, state, found)

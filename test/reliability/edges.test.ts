@@ -218,14 +218,14 @@ describe('a #fragment in the request target', () => {
     ] as const) {
       const res = await rawRequest(method, target, auth())
       const problem = expectProblem(res, 404, 'route_not_found')
-      expect(problem.detail).toBe(`No route matches ${method} ${target}`)
+      expect(problem.detail).toBe(`No route matches ${method} on this path; /openapi.json lists every route`)
       expect(res.headers.get('allow')).toBeNull()
     }
   })
 
   test('the raw path still answers 405 when it is known with other methods', async () => {
     const res = await rawRequest('DELETE', '/v1/me', auth())
-    expect(expectProblem(res, 405, 'method_not_allowed').detail).toBe('DELETE is not allowed on /v1/me; allowed: GET')
+    expect(expectProblem(res, 405, 'method_not_allowed').detail).toBe('DELETE is not allowed on this path; allowed: GET')
     expect(res.headers.get('allow')).toBe('GET')
   })
 

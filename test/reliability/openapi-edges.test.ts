@@ -132,3 +132,31 @@ describe('errors the document lists', () => {
     for (const [path] of deletes) expect({ path, listed: errorsOf(path, 'delete').includes('insufficient_storage') }).toEqual({ path, listed: true })
   })
 })
+
+describe('text in the document', () => {
+  test('every text schema refuses a lone surrogate, as the server does, and accepts text with emoji', () => {
+    const free: string[] = []
+    // JSON bodies, both ways, and query and path parameters (headers are not the client's text).
+    const places = [
+      doc.components.schemas,
+      ...Object.values(doc.paths).flatMap((methods) => Object.values(methods).map((op) => [op.requestBody, (op as Json).parameters])),
+    ]
+    for (const node of nodes(places)) {
+      if (node.type !== 'string' || node.format !== undefined || node.enum !== undefined || node.const !== undefined) continue
+      const pattern = node.pattern
+      if (typeof pattern !== 'string') {
+        free.push(JSON.stringify(node).slice(0, 120))
+        continue
+      }
+      for (const flags of ['', 'u']) {
+        const regex = new RegExp(pattern, flags)
+        expect({ pattern, flags, lone: regex.test('ok\ud800') || regex.test('\udc00') }).toEqual({ pattern, flags, lone: false })
+      }
+    }
+    expect(free).toEqual([])
+    const note = doc.components.schemas.TransactionCreate?.properties as Record<string, Json>
+    const branches = (note.note?.anyOf as Json[] | undefined) ?? [note.note as Json]
+    const text = branches.find((branch) => branch.type === 'string') as Json
+    expect(new RegExp(text.pattern as string, 'u').test('café 😀 receipt')).toBe(true)
+  })
+})

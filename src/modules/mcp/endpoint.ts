@@ -4,7 +4,7 @@ import { MAX_BODY_BYTES, readJsonBody, tooLarge } from '../../platform/body.ts'
 import { type Platform, requestStateOf, type ServerLookup } from '../../platform/context.ts'
 import { ApiError, problemBody } from '../../platform/errors.ts'
 import { adoptNumberSources } from '../../platform/json.ts'
-import { admit, admitMore, refuseQueryParameters, requestUrl, requireProTier } from '../../platform/pipeline.ts'
+import { admit, admitMore, PRIVATE_ANSWER_HEADERS, refuseQueryParameters, requestUrl, requireProTier } from '../../platform/pipeline.ts'
 import type { AnyRoute } from '../../platform/route.ts'
 import { unexpectedProblem } from '../../platform/storage-problem.ts'
 import { toolInput } from './schema.ts'
@@ -125,6 +125,7 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
       const state = requestStateOf(request, server)
       state.route = '/mcp'
       set.headers['x-request-id'] = state.requestId
+      Object.assign(set.headers, PRIVATE_ANSWER_HEADERS)
       const auth = admit(platform, await platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip), state, set.headers)
       // A browser page on another site must not drive the owner's key (DNS rebinding, CSRF).
       const origin = request.headers.get('origin')
@@ -152,6 +153,8 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
         parsedBody: decoded?.value,
       })
       platform.access?.record(state, 'POST', response.status)
+      // The SDK marks its answers no-cache; no-store is what an answer holding money needs.
+      for (const [name, value] of Object.entries(PRIVATE_ANSWER_HEADERS)) response.headers.set(name, value)
       return response
     },
     { parse: 'none', detail: { hide: true } } as never,
