@@ -139,7 +139,7 @@ describe('text in the document', () => {
     // JSON bodies, both ways, and query and path parameters (headers are not the client's text).
     const places = [
       doc.components.schemas,
-      ...Object.values(doc.paths).flatMap((methods) => Object.values(methods).map((op) => [op.requestBody, (op as Json).parameters])),
+      ...Object.values(doc.paths).flatMap((methods) => Object.values(methods).map((op) => [op.requestBody, (op as unknown as Json).parameters])),
     ]
     for (const node of nodes(places)) {
       if (node.type !== 'string' || node.format !== undefined || node.enum !== undefined || node.const !== undefined) continue
