@@ -1,5 +1,5 @@
 import { resolve } from 'node:path'
-import { DEFAULT_OWNER_LIMITS, type OwnerLimits } from './db/tenant/registry.ts'
+import { DEFAULT_OWNER_LIMITS, type OwnerLimits } from './db/tenant/tenant.ts'
 
 /** Runtime settings, read once from the environment (CONTRACT §1). */
 export interface Config {

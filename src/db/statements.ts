@@ -1,7 +1,7 @@
 import type { Statement } from 'bun:sqlite'
 import { getTableColumns, Placeholder, type SQL, sql } from 'drizzle-orm'
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core'
-import type { TenantDrizzle } from './tenant/registry.ts'
+import type { TenantDrizzle } from './tenant/tenant.ts'
 
 /**
  * Helpers for upserts prepared once with placeholders and then run with values, instead of

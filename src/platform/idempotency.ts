@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm'
 import { STORED_RESPONSE_FIELDS } from '../db/columns.ts'
 import type { ControlStore, StoredResponse } from '../db/control/store.ts'
-import type { Tenant, TenantDrizzle } from '../db/tenant/registry.ts'
+import type { Tenant, TenantDrizzle } from '../db/tenant/tenant.ts'
 import { fromExcluded, placeholders } from '../db/statements.ts'
 import { appliedRequests } from '../db/tenant/schema.ts'
 import { ApiError } from './errors.ts'

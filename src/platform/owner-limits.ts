@@ -1,4 +1,4 @@
-import type { OwnerLimits, Tenant } from '../db/tenant/registry.ts'
+import type { OwnerLimits, Tenant } from '../db/tenant/tenant.ts'
 import { ApiError } from './errors.ts'
 
 /**

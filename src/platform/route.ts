@@ -1,5 +1,5 @@
 import type { Static, TSchema } from '@sinclair/typebox'
-import type { Tenant } from '../db/tenant/registry.ts'
+import type { Tenant } from '../db/tenant/tenant.ts'
 import type { AuthContext } from './auth.ts'
 import type { ErrorCode } from './errors.ts'
 import type { Scope } from './scopes.ts'

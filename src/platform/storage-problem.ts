@@ -1,7 +1,8 @@
 import { statfsSync } from 'node:fs'
 import { storageFailure } from '../db/failures.ts'
 import { foldLog } from '../db/sqlite.ts'
-import { type Tenant, TenantUnavailableError } from '../db/tenant/registry.ts'
+import { TenantUnavailableError } from '../db/tenant/registry.ts'
+import type { Tenant } from '../db/tenant/tenant.ts'
 import type { Platform, RequestState } from './context.ts'
 import { ApiError, type ErrorCode } from './errors.ts'
 

@@ -1,4 +1,5 @@
-import type { Tenant, TenantRegistry } from '../db/tenant/registry.ts'
+import type { TenantRegistry } from '../db/tenant/registry.ts'
+import type { Tenant } from '../db/tenant/tenant.ts'
 import { ApiError } from './errors.ts'
 
 /**

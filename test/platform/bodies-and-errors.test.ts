@@ -189,7 +189,8 @@ describe('routing errors', () => {
         const res = await server.request('GET', path, { key })
         try {
           const problem = expectProblem(res, 404, 'route_not_found')
-          expect(problem.detail).toContain(path)
+          // The path is not echoed back (CONTRACT §6).
+          expect(problem.detail).not.toContain(path.slice(1))
         } catch (error) {
           throw new Error(`GET ${path} (${key ? 'with' : 'without'} key): ${String(error)}`)
         }

@@ -1,6 +1,6 @@
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm'
 import { lazyStatements } from '../../db/statements.ts'
-import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
+import type { Tenant, TenantDrizzle } from '../../db/tenant/tenant.ts'
 import { accounts } from '../../db/tenant/schema.ts'
 import { moneyJson } from '../../platform/money.ts'
 import type { AccountOut } from './model.ts'

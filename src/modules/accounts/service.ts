@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import type { Tenant } from '../../db/tenant/registry.ts'
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { accounts } from '../../db/tenant/schema.ts'
 import { ApiError, externalIdConflict, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
 import { isId, newId } from '../../platform/ids.ts'

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import { lazyStatements, SharedQuery } from '../../db/statements.ts'
-import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
+import type { Tenant, TenantDrizzle } from '../../db/tenant/tenant.ts'
 import { categories } from '../../db/tenant/schema.ts'
 import type { CategoryOut } from './model.ts'
 

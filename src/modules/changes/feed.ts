@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import type { Tenant } from '../../db/tenant/registry.ts'
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { ApiError } from '../../platform/errors.ts'
 import type { FeedEntity } from './model.ts'
 

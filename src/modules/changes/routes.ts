@@ -6,7 +6,7 @@ import { findCategory } from '../categories/queries.ts'
 import { categoryMapper } from '../categories/service.ts'
 import { findPayee, toPayee } from '../payees/queries.ts'
 import { findTransactionView, toTransaction } from '../transactions/queries.ts'
-import type { Tenant } from '../../db/tenant/registry.ts'
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { changesAfter, type ChangeRow, decodeFeedCursor, encodeFeedCursor, feedState, lastSeq, purgeTombstones } from './feed.ts'
 import { type ChangeOut, ChangesQuery, ChangesResponse, ENTITY_OF, FEED_RESOURCES, type FeedResource } from './model.ts'
 

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, type SQL, sql } from 'drizzle-orm'
 import { lazyStatements } from '../../db/statements.ts'
-import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
+import type { Tenant, TenantDrizzle } from '../../db/tenant/tenant.ts'
 import { payeeAliases, payees } from '../../db/tenant/schema.ts'
 import { addUnits, moneyJson } from '../../platform/money.ts'
 import type { PayeeOut } from './model.ts'

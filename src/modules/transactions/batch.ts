@@ -1,5 +1,5 @@
 import type { ValueError } from '@sinclair/typebox/errors'
-import type { Tenant } from '../../db/tenant/registry.ts'
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { ApiError, invalidReference, ruleViolation } from '../../platform/errors.ts'
 import { readMoney } from '../../platform/money.ts'
 import { assertValid, compile, fieldProblem } from '../../platform/validation.ts'

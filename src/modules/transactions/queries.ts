@@ -1,7 +1,7 @@
 import { and, desc, eq, getTableColumns, gte, lte, type SQL, sql } from 'drizzle-orm'
 import type { Statement } from 'bun:sqlite'
 import { lazyStatements, placeholders, SharedQuery } from '../../db/statements.ts'
-import type { Tenant, TenantDrizzle } from '../../db/tenant/registry.ts'
+import type { Tenant, TenantDrizzle } from '../../db/tenant/tenant.ts'
 import { categories, transactions } from '../../db/tenant/schema.ts'
 import { moneyJson } from '../../platform/money.ts'
 import type { CategoryTypes } from '../categories/queries.ts'

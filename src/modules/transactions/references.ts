@@ -1,4 +1,4 @@
-import type { Tenant } from '../../db/tenant/registry.ts'
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { type AccountRow, findAccount } from '../accounts/queries.ts'
 import { type CategoryRow, findCategory, isVisibleTo } from '../categories/queries.ts'
 import { findPayee, type PayeeRow } from '../payees/queries.ts'

@@ -1,0 +1,80 @@
+import type { AuthContext } from './auth.ts'
+import type { Platform, RequestState } from './context.ts'
+import { ApiError } from './errors.ts'
+import type { AnyRoute } from './route.ts'
+import { mayCall } from './scopes.ts'
+import { assertValid } from './validation.ts'
+
+/**
+ * Admission (CONTRACT §6, §7): the checks every request passes before its handler, in contract
+ * order after the route: authentication's outcome counted against the rate limit, then scope
+ * and tier; the query parameters a route does not take; a write's body against its schema.
+ */
+
+type Headers = Record<string, string | number>
+
+/**
+ * The request's URL. Bun makes `request.url` from the Host header, and without a usable one (an
+ * HTTP/1.0 request with none, `Host: `, `Host: x/y`) it is the bare target, `/v1/accounts?limit=5`:
+ * resolved against a placeholder origin, the path and query are read the same either way.
+ */
+export const requestUrl = (request: Request): URL => new URL(request.url, 'http://host.invalid')
+
+/** Counts the request against the key's bucket, or the client IP's without a valid key; throws 429, then 401. */
+export function admit(platform: Platform, auth: AuthContext | null, state: RequestState, headers: Headers): AuthContext {
+  const retryAfter = auth
+    ? platform.limiter.consume(`key:${auth.principal.keyId}`, platform.limits.key, headers)
+    : platform.limiter.consume(`ip:${state.ip}`, platform.limits.anonymous, headers)
+  if (retryAfter > 0) {
+    throw new ApiError('rate_limit_exceeded', `Rate limit exceeded; retry in ${retryAfter} seconds`)
+  }
+  if (!auth) {
+    throw new ApiError('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>', { 'www-authenticate': 'Bearer' })
+  }
+  return auth
+}
+
+/**
+ * Counts `more` requests beyond the one `admit` counted, all or none: the other requests of a
+ * JSON-RPC batch, each of which counts once (CONTRACT §17). Throws 429 when they do not fit.
+ */
+export function admitMore(platform: Platform, auth: AuthContext, more: number, headers: Headers): void {
+  const retryAfter = platform.limiter.consume(`key:${auth.principal.keyId}`, platform.limits.key, headers, more)
+  if (retryAfter > 0) {
+    throw new ApiError(
+      'rate_limit_exceeded',
+      `This batch holds ${more + 1} JSON-RPC requests, each counted once, and the key's rate limit has fewer left: nothing of it ran; send fewer at a time, or retry in ${retryAfter} seconds`,
+    )
+  }
+}
+
+/**
+ * A route that takes no query parameters refuses any, as a list refuses one it does not know:
+ * a misspelt or misplaced parameter (`/v1/accounts/acct_…?includeArchived=true`) is an error
+ * the client sees, never silently ignored.
+ */
+export function refuseQueryParameters(params: URLSearchParams): void {
+  for (const name of params.keys()) {
+    throw new ApiError('validation_failed', `query parameter '${name.slice(0, 64).toWellFormed()}' is not allowed: this route takes no query parameters`)
+  }
+}
+
+export function authorize(route: AnyRoute, auth: AuthContext): void {
+  if (!mayCall(auth.principal.scopes, route)) {
+    if (route.scopesNeeded === 'any') throw new ApiError('insufficient_scope', `This API key needs one of the scopes ${route.scopes.join(', ')}`)
+    const missing = route.scopes.filter((scope) => !auth.principal.scopes.includes(scope))
+    throw new ApiError('insufficient_scope', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`)
+  }
+  requireProTier(auth)
+}
+
+/** Only Pro owners may use the API (CONTRACT §3), over REST and MCP alike. */
+export function requireProTier(auth: AuthContext): void {
+  if (auth.subject.tier !== 'pro') throw new ApiError('pro_tier_required', 'The API is available to Pro tier owners only')
+}
+
+/** A write's body against its route: the route's own check (the batch's), or its schema. */
+export function checkBody(route: AnyRoute, value: unknown): void {
+  if (route.checkBody) route.checkBody(value)
+  else if (route.body) assertValid(route.body, value, 'body')
+}

@@ -1,0 +1,54 @@
+import { authorize, checkBody } from './admission.ts'
+import type { AuthContext } from './auth.ts'
+import type { Platform, RequestState } from './context.ts'
+import { ApiError } from './errors.ts'
+import { fingerprint } from './idempotency.ts'
+import { canonicalJson } from './json.ts'
+import type { AnyRoute } from './route.ts'
+import { assertValid } from './validation.ts'
+import { Input, type Outcome, performWrite, problemOutcome } from './write-path.ts'
+
+/**
+ * MCP's way into the REST operations (CONTRACT §17): a tool call runs one route in process,
+ * with the same checks, handler, transaction and idempotency record as over HTTP.
+ */
+
+/** What an in-process caller (an MCP tool) passes for one operation: typed values, no HTTP. */
+export interface Invocation {
+  params?: Record<string, string>
+  query?: Record<string, unknown>
+  body?: unknown
+}
+
+let invocations = 0
+
+/**
+ * Runs one route for a caller that has already been authenticated and counted (an MCP tool
+ * call rides on its /mcp request): scope and tier, the query and body checks, the handler,
+ * and for a write its transaction and idempotency record under a fresh key, exactly as over
+ * HTTP. Every refusal comes back as the same problem the REST route gives.
+ */
+export function invoke(platform: Platform, route: AnyRoute, state: RequestState, auth: AuthContext, call: Invocation): Outcome {
+  try {
+    authorize(route, auth)
+    state.auth = auth
+    if (route.query) assertValid(route.query, call.query ?? {}, 'query')
+    state.query = call.query ?? {}
+    state.body = call.body
+    const input = new Input(platform.tenants, state, call.params ?? {})
+    if (route.method !== 'POST' && route.method !== 'PATCH') {
+      const reply = route.handle(input)
+      return { status: reply.status, body: reply.serialized ?? JSON.stringify(reply.body), location: reply.location, headers: reply.headers }
+    }
+    checkBody(route, call.body)
+    // Each call is its own request: a fresh key, so nothing is replayed from an earlier call.
+    const key = `mcp:${state.requestId}:${++invocations}`
+    const ownerId = auth.subject.id
+    const token = platform.idempotency.claim(ownerId, key) as symbol
+    const idem = { ownerId, key, fingerprint: fingerprint(route.method, route.path, canonicalJson(call.body ?? null)), token }
+    return performWrite(platform, route, state, input, idem)
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error
+    return problemOutcome(error, state.requestId)
+  }
+}

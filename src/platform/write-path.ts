@@ -1,0 +1,169 @@
+import type { TenantRegistry } from '../db/tenant/registry.ts'
+import type { Tenant } from '../db/tenant/tenant.ts'
+import { checkBody, requestUrl } from './admission.ts'
+import type { AuthContext } from './auth.ts'
+import { readJsonBody } from './body.ts'
+import type { Platform, RequestState } from './context.ts'
+import { ApiError, problemBody } from './errors.ts'
+import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempotency.ts'
+import type { AnyRoute, HandlerInput, Reply } from './route.ts'
+import { quotaExceeded } from './storage-problem.ts'
+
+/**
+ * The idempotent write path (CONTRACT §8, §11, §14): a POST or PATCH claims its
+ * Idempotency-Key, runs its handler inside the owner's write transaction with its answer
+ * recorded beside its effects, and settles as committed (answered whatever happens to the
+ * control copy) or refused (kept in the owner's file, then replayed).
+ */
+
+/** What a handler gets; the tenant database is opened only if the handler asks for it. */
+export class Input implements HandlerInput<unknown, unknown, unknown> {
+  readonly auth: AuthContext
+  readonly body: unknown
+  readonly query: unknown
+  readonly requestId: string
+  constructor(
+    private readonly tenants: TenantRegistry,
+    state: RequestState,
+    readonly params: unknown,
+  ) {
+    this.auth = state.auth as AuthContext
+    this.body = state.body
+    this.query = state.query ?? {}
+    this.requestId = state.requestId
+  }
+  get tenant(): Tenant {
+    return this.tenants.get(this.auth.subject.id)
+  }
+}
+
+/**
+ * The write half of the pipeline (POST and PATCH): Idempotency-Key, body, fingerprint, then
+ * either a stored answer to replay, or the key claimed for this request.
+ */
+export async function prepareWrite(platform: Platform, route: AnyRoute, request: Request, state: RequestState, auth: AuthContext): Promise<void> {
+  const key = readIdempotencyKey(request.headers.get('idempotency-key'))
+  const decoded = route.body ? await readJsonBody(request, route.maxBodyBytes) : undefined
+  const ownerId = auth.subject.id
+  const print = fingerprint(route.method, requestUrl(request).pathname, decoded?.canonical ?? '')
+  const stored = platform.idempotency.find(platform.tenants.get(ownerId), key)
+  if (stored) {
+    if (stored.fingerprint !== print) {
+      throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was used with a different request (method, path or body)')
+    }
+    state.replay = stored
+    return
+  }
+  checkBody(route, decoded?.value)
+  const token = platform.idempotency.claim(ownerId, key)
+  if (!token) {
+    throw new ApiError('idempotency_key_in_progress', 'A request with this Idempotency-Key is still being processed', { 'retry-after': '1' })
+  }
+  state.body = decoded?.value
+  state.idempotency = { ownerId, key, fingerprint: print, token }
+}
+
+export interface Outcome {
+  status: number
+  body: string
+  location?: string | null
+  headers?: Record<string, string>
+}
+
+export type Idem = NonNullable<RequestState['idempotency']>
+
+/** A refusal as an answer (not stored): the problem body under this request's id. */
+export function problemOutcome(error: ApiError, requestId: string): Outcome {
+  return { status: error.status, body: JSON.stringify(problemBody(error.code, error.detail, requestId)), headers: error.headers }
+}
+
+function serialize(reply: Reply<unknown>, requestId: string, now: number, print: string): StoredResponse {
+  return {
+    fingerprint: print,
+    status: reply.status,
+    body: reply.serialized ?? JSON.stringify(reply.body),
+    location: reply.location ?? null,
+    requestId,
+    createdAt: now,
+  }
+}
+
+/** A write's work inside its transaction: the handler, and its answer recorded beside its effects. */
+const writeBody = (platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem) => (tenant: Tenant) => {
+  if (tenant.overQuota()) throw quotaExceeded(platform, tenant)
+  const reply = route.handle(input)
+  const record = serialize(reply, state.requestId, Date.now(), idem.fingerprint)
+  platform.idempotency.recordInTenant(tenant, idem.key, record)
+  return record
+}
+
+/** Committed: from here on the client gets this answer whatever happens to the control copy. */
+function committed(platform: Platform, idem: Idem, stored: StoredResponse): Outcome {
+  platform.idempotency.recordInControl(idem.ownerId, idem.key, stored)
+  return stored
+}
+
+/**
+ * A write that did not commit. A handler's 4xx is an answer like any other: stored, and
+ * replayed on retry; except validation_failed (a field's shape, CONTRACT §8), which the client
+ * may fix and send again under the same key, wherever the check ran (money digits are read
+ * inside the handler). Anything else is rethrown for the error handler.
+ */
+function refused(platform: Platform, state: RequestState, idem: Idem, error: unknown): Outcome {
+  if (error instanceof ApiError && error.code === 'validation_failed') return problemOutcome(error, state.requestId)
+  if (error instanceof ApiError && error.status < 500) {
+    const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
+    const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }
+    keepRefusal(platform, idem, record)
+    return { status: error.status, body, headers: error.headers }
+  }
+  throw error
+}
+
+/**
+ * A refusal is an answer to replay like a commit's, so it is kept where a commit's is: in the
+ * owner's file (its own small transaction, the write's having rolled back), then copied to
+ * control.db. A copy alone could be lost (a crash before it is written, a full control disk),
+ * and the retry would then run: a write the client was told was refused could still happen.
+ */
+function keepRefusal(platform: Platform, idem: Idem, record: StoredResponse): void {
+  try {
+    const tenant = platform.tenants.get(idem.ownerId)
+    tenant.write(() => platform.idempotency.recordInTenant(tenant, idem.key, record))
+  } catch (error) {
+    // Nothing was written either way; the answer stands, kept only by the control copy.
+    platform.log(`the refusal of idempotency key ${JSON.stringify(idem.key)} could not be kept in the owner's file: ${String(error)}`)
+  }
+  platform.idempotency.recordInControl(idem.ownerId, idem.key, record)
+}
+
+/** The end of every write: the answer `attempt` committed, or its refusal; then the key is free again. */
+function settleWrite(platform: Platform, state: RequestState, idem: Idem, attempt: () => StoredResponse): Outcome {
+  try {
+    return committed(platform, idem, attempt())
+  } catch (error) {
+    return refused(platform, state, idem, error)
+  } finally {
+    if (idem.token) platform.idempotency.release(idem.ownerId, idem.key, idem.token)
+  }
+}
+
+/** A write in a transaction of its own, answered synchronously (MCP tool calls). */
+export function performWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem): Outcome {
+  const work = writeBody(platform, route, state, input, idem)
+  return settleWrite(platform, state, idem, () => {
+    const tenant = input.tenant
+    return tenant.write(() => work(tenant))
+  })
+}
+
+/** A write over HTTP: it shares its commit with the owner's other writes of this turn (`WriteGroups`). */
+export function performGroupedWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem): Promise<Outcome> {
+  return platform.writes.run(idem.ownerId, writeBody(platform, route, state, input, idem)).then(
+    (stored) => settleWrite(platform, state, idem, () => stored),
+    (error: unknown) =>
+      settleWrite(platform, state, idem, () => {
+        throw error
+      }),
+  )
+}
