@@ -5,6 +5,7 @@ import { readJsonBody } from './body.ts'
 import { type Platform, type RequestState, requestStateOf } from './context.ts'
 import { ApiError, PROBLEM_CONTENT_TYPE, problemBody } from './errors.ts'
 import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempotency.ts'
+import { Issues, shownName } from './issues.ts'
 import { canonicalJson } from './json.ts'
 import type { DeferredOperations } from './openapi.ts'
 import type { AnyRoute, HandlerInput, Reply } from './route.ts'
@@ -61,9 +62,12 @@ export function admitMore(platform: Platform, auth: AuthContext, more: number, h
  * the client sees, never silently ignored.
  */
 export function refuseQueryParameters(params: URLSearchParams): void {
-  for (const name of params.keys()) {
-    throw new ApiError('validation_failed', `query parameter '${name.slice(0, 64).toWellFormed()}' is not allowed: this route takes no query parameters`)
+  const issues = new Issues()
+  for (const name of new Set(params.keys())) {
+    const why = issues.count === 0 ? ': this route takes no query parameters' : ''
+    issues.add('unknown', () => `query parameter '${shownName(name)}' is not allowed${why}`)
   }
+  if (issues.count > 0) throw new ApiError('validation_failed', issues.detail())
 }
 
 function authorize(route: AnyRoute, auth: AuthContext): void {
