@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { closest } from '../platform/nearest.ts'
 
 /** A mistake in how a command was called: one line on stderr, exit code 2. */
 export class UsageError extends Error {}
@@ -38,30 +39,6 @@ function explainArgumentError(error: Error, known: string[]): string {
   const missing = /Option '(?:-\w, )?--([\w-]+) <value>' argument missing/.exec(message)
   if (missing) return `--${missing[1]} needs a value`
   return message.replace(/\. To specify a positional argument.*$/, '')
-}
-
-/** The known word nearest to `word` (edit distance at most 2, or a prefix), if any. */
-export function closest(word: string, known: readonly string[]): string | undefined {
-  let best: { name: string; distance: number } | undefined
-  for (const name of known) {
-    const distance = name.startsWith(word) && word.length >= 2 ? 1 : editDistance(word, name)
-    if (distance <= 2 && (!best || distance < best.distance)) best = { name, distance }
-  }
-  return best?.name
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0] as number
-    row[0] = i
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j] as number
-      row[j] = Math.min(above + 1, (row[j - 1] as number) + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1))
-      diagonal = above
-    }
-  }
-  return row[b.length] as number
 }
 
 export function required(flags: Flags, name: string): string {

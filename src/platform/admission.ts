@@ -1,6 +1,7 @@
 import type { AuthContext } from './auth.ts'
 import type { Platform, RequestState } from './context.ts'
 import { ApiError } from './errors.ts'
+import { Issues, shownName } from './issues.ts'
 import type { AnyRoute } from './route.ts'
 import { mayCall } from './scopes.ts'
 import { assertValid } from './validation.ts'
@@ -54,9 +55,12 @@ export function admitMore(platform: Platform, auth: AuthContext, more: number, h
  * the client sees, never silently ignored.
  */
 export function refuseQueryParameters(params: URLSearchParams): void {
-  for (const name of params.keys()) {
-    throw new ApiError('validation_failed', `query parameter '${name.slice(0, 64).toWellFormed()}' is not allowed: this route takes no query parameters`)
+  const issues = new Issues()
+  for (const name of new Set(params.keys())) {
+    const why = issues.count === 0 ? ': this route takes no query parameters' : ''
+    issues.add('unknown', () => `query parameter '${shownName(name)}' is not allowed${why}`)
   }
+  if (issues.count > 0) throw new ApiError('validation_failed', issues.detail())
 }
 
 export function authorize(route: AnyRoute, auth: AuthContext): void {

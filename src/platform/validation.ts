@@ -3,6 +3,8 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import 'elysia'
 import { ApiError } from './errors.ts'
+import { addSchemaIssues, Issues, shownName } from './issues.ts'
+import { closest } from './nearest.ts'
 import { CLOCK_TIME_PATTERN } from './schemas.ts'
 
 /**
@@ -112,49 +114,100 @@ export function coerceQuery(schema: TSchema, params: URLSearchParams): Record<st
   return out
 }
 
-/** Throws 422 `validation_failed` naming the first offending field. */
-export function assertValid<T extends TSchema>(schema: T, value: unknown, where: 'body' | 'query'): void {
-  const check = compile(schema)
-  if (check.Check(value)) return
-  const error = check.Errors(value).First()
-  throw new ApiError('validation_failed', error ? describeError(error, where, value) : `The request ${where} is invalid`)
+/** What is checked: a body's fields, a query's parameters, or an MCP tool's arguments. */
+export type Checked = 'body' | 'query' | 'arguments'
+
+const LABEL: Record<Checked, string> = { body: 'field', query: 'query parameter', arguments: 'argument' }
+const NOT_AN_OBJECT: Record<Checked, string> = {
+  body: 'the request body must be a JSON object',
+  query: 'the query string is invalid',
+  arguments: 'the arguments must be a JSON object',
 }
 
-/** `/customFields/0/label` → `customFields[0].label` */
-export function fieldName(path: string, root?: unknown): string {
-  let holder = root
-  return path
+/**
+ * Adds every problem of `value` against `schema` to `issues`, each told as `describe` tells it;
+ * false when there was one. A value the check refuses always adds one, named or not.
+ */
+export function addIssues(issues: Issues, schema: TSchema, value: unknown, describe: (error: ValueError) => string, unnamed: string): boolean {
+  const check = compile(schema)
+  if (check.Check(value)) return true
+  if (issues.full) {
+    issues.overflow()
+    return false
+  }
+  const before = issues.count
+  addSchemaIssues(issues, check.Errors(value), describe)
+  if (issues.count === before) issues.add('invalid', () => unnamed)
+  return false
+}
+
+/** Throws 422 `validation_failed` naming every offending field (CONTRACT §6). */
+export function assertValid<T extends TSchema>(schema: T, value: unknown, where: Checked): void {
+  const issues = new Issues()
+  if (!addIssues(issues, schema, value, (error) => describeError(error, where, value), `The request ${where} is invalid`)) {
+    throw new ApiError('validation_failed', issues.detail())
+  }
+}
+
+/** JSON pointer `/customFields/0/label` → its unescaped parts. */
+const pointerParts = (path: string) =>
+  path
     .split('/')
     .slice(1)
     .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .reduce((name, part) => {
-      // An index only inside an array: an object key may be all digits too (`{"0": …}`).
-      const isIndex = root === undefined ? /^\d+$/.test(part) : Array.isArray(holder)
-      holder = holder !== null && typeof holder === 'object' ? (holder as Record<string, unknown>)[part] : undefined
-      return isIndex ? `${name}[${part}]` : name ? `${name}.${part}` : part
-    }, '')
+
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object'
+
+/** `/customFields/0/label` → `customFields[0].label`; a client's name is shown clipped and well-formed. */
+export function fieldName(path: string, root?: unknown): string {
+  let holder = root
+  return pointerParts(path).reduce((name, part) => {
+    // An index only inside an array: an object key may be all digits too (`{"0": …}`).
+    const isIndex = root === undefined ? /^\d+$/.test(part) : Array.isArray(holder)
+    holder = isObject(holder) ? holder[part] : undefined
+    const shown = shownName(part)
+    return isIndex ? `${name}[${shown}]` : name ? `${name}.${shown}` : shown
+  }, '')
 }
 
 /** `['customFields', 0, 'label']` → `customFields[0].label` */
 export function fieldPath(path: readonly (string | number)[]): string {
-  return path.reduce<string>((name, part) => (typeof part === 'number' ? `${name}[${part}]` : name ? `${name}.${part}` : part), '')
+  return path.reduce<string>((name, part) => (typeof part === 'number' ? `${name}[${part}]` : name ? `${name}.${shownName(part)}` : shownName(part)), '')
 }
 
-/** The field an error is about (null: the value itself) and what is wrong with it, in words. */
-export function fieldProblem(error: ValueError, root?: unknown): { field: string | null; detail: string } {
+/**
+ * ` (did you mean 'amount'?)` for an unknown field near one of its object's fields, if any.
+ * A field the object already holds is no suggestion: renaming into it would send it twice.
+ */
+function suggestion(error: ValueError, root: unknown): string {
+  const parts = pointerParts(error.path)
+  const name = parts.pop() ?? ''
+  const holder = parts.reduce<unknown>((value, part) => (isObject(value) ? value[part] : undefined), root)
+  const fields = Object.keys((error.schema as { properties?: object }).properties ?? {})
+  const near = closest(
+    name,
+    fields.filter((field) => !(isObject(holder) && Object.hasOwn(holder, field))),
+  )
+  return near === undefined ? '' : ` (did you mean '${near}'?)`
+}
+
+/**
+ * The field an error is about (null: the value itself) and what is wrong with it, in words.
+ * `suggest: false` leaves out the "did you mean", for callers that tell more errors than they show.
+ */
+export function fieldProblem(error: ValueError, root?: unknown, suggest = true): { field: string | null; detail: string } {
   const field = fieldName(error.path, root) || null
-  if (error.type === ValueErrorType.ObjectAdditionalProperties) return { field, detail: 'is not allowed' }
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) return { field, detail: `is not allowed${suggest ? suggestion(error, root) : ''}` }
   if (error.type === ValueErrorType.ObjectRequiredProperty) return { field, detail: 'is required' }
   if (field === null) return { field, detail: 'must be a JSON object' }
   return { field, detail: expectation(error.schema) }
 }
 
-export function describeError(error: ValueError, where: 'body' | 'query', root?: unknown): string {
-  const label = where === 'body' ? 'field' : 'query parameter'
+export function describeError(error: ValueError, where: Checked, root?: unknown): string {
   const { field, detail } = fieldProblem(error, root)
-  if (field !== null) return `${label} '${field}' ${detail}`
-  if (error.type === ValueErrorType.ObjectAdditionalProperties) return `unknown ${label}`
-  return where === 'body' ? 'the request body must be a JSON object' : 'the query string is invalid'
+  if (field !== null) return `${LABEL[where]} '${field}' ${detail}`
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) return `unknown ${LABEL[where]}`
+  return NOT_AN_OBJECT[where]
 }
 
 /** What a value of this schema must look like, in words. */

@@ -965,8 +965,9 @@ function listProblems(path: string, req: FuzzRequest, body: unknown): string[] {
 }
 
 /**
- * CONTRACT §6: `detail` names the offending field. A 422 about a body field must name a field the
- * request sent, or one its schema has (a missing required field).
+ * CONTRACT §6: `detail` names the offending field. A 422 about a body field must name first a
+ * field the request sent, or one its schema has (a missing required field). The detail may go on
+ * to name more (`field 'a' is not allowed; field 'b' is required`); a long name is shown clipped.
  */
 function misnamedField(operation: Operation, req: FuzzRequest, status: number, problem: unknown): string | null {
   const schema = operation.op.requestBody?.content['application/json'].schema
@@ -974,7 +975,7 @@ function misnamedField(operation: Operation, req: FuzzRequest, status: number, p
   const detail = (problem as { detail?: unknown } | undefined)?.detail
   if (typeof detail !== 'string') return null
   const named =
-    /^field '([\s\S]*)' (?:is not allowed|is required|must|has)/.exec(detail)?.[1] ?? /^([A-Za-z]\w*(?:[.[][\w.[\]]*)?)(?: must |: )/.exec(detail)?.[1]
+    /^field '([\s\S]*?)' (?:is not allowed|is required|must|has)/.exec(detail)?.[1] ?? /^([A-Za-z]\w*(?:[.[][\w.[\]]*)?)(?: must |: )/.exec(detail)?.[1]
   if (named === undefined) return null
   let sent: unknown
   try {
@@ -986,7 +987,8 @@ function misnamedField(operation: Operation, req: FuzzRequest, status: number, p
   // KNOWN FINDING (fuzz-regressions.test.ts): an unknown key of digits is named like an array index, `[0]`.
   const digits = /^\[(\d+)\]/.exec(named)?.[1]
   if (digits !== undefined && digits in sent) return null
-  const fields = [...Object.keys(sent), ...Object.keys(schema.properties ?? {})]
+  const shown = (name: string) => (name.length > 64 ? `${name.slice(0, 64)}…` : name).toWellFormed()
+  const fields = [...Object.keys(sent), ...Object.keys(schema.properties ?? {})].map(shown)
   if (fields.some((field) => named === field || named.startsWith(`${field}.`) || named.startsWith(`${field}[`))) return null
   return `detail names ${JSON.stringify(named)}, which the request has not sent and the body has no such field: ${detail}`
 }

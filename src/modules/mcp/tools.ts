@@ -3,11 +3,14 @@ import { t } from 'elysia'
 import type { AuthContext } from '../../platform/auth.ts'
 import type { Platform, RequestState } from '../../platform/context.ts'
 import { problemBody } from '../../platform/errors.ts'
+import { Issues } from '../../platform/issues.ts'
 import { canonicalJson, decodeJsonVerbatim, withoutKeys } from '../../platform/json.ts'
 import { type Invocation, invoke } from '../../platform/invoke.ts'
 import type { AnyRoute } from '../../platform/route.ts'
 import { mayCall } from '../../platform/scopes.ts'
+import { addIssues, describeError } from '../../platform/validation.ts'
 import { entityVersion, lastSeq } from '../changes/feed.ts'
+import { TransactionBatchEnvelope } from '../transactions/batch-model.ts'
 import { checkConfirmToken, issueConfirmToken } from './confirm.ts'
 
 /**
@@ -41,6 +44,8 @@ export interface ToolSpec {
   /** The routes it runs: the tool is listed only for a key that may call all of them. */
   routes: AnyRoute[]
   input: TSchema
+  /** What the arguments are checked against before the run, when not `input` (import: items are the dry run's to report). */
+  checked?: TSchema
   readOnly: boolean
   destructive: boolean
   run(call: ToolCall, args: Record<string, unknown>): ToolResult
@@ -203,6 +208,10 @@ function importTool(routes: readonly AnyRoute[]): ToolSpec {
       { items: properties.items as TSchema, ifDeleted: properties.ifDeleted as TSchema, confirmToken: ConfirmToken },
       { additionalProperties: false },
     ),
+    checked: t.Object(
+      { items: TransactionBatchEnvelope.properties.items, ifDeleted: properties.ifDeleted as TSchema, confirmToken: ConfirmToken },
+      { additionalProperties: false },
+    ),
     readOnly: false,
     destructive: false,
     run(call, args) {
@@ -330,31 +339,22 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
 }
 
 /**
- * What no route sees, checked before a tool runs. The SDK hands arguments over unchecked
- * (schema.ts) and each route checks its own query and body, but a tool passes a route only the
- * names it declares: a misspelt filter (`account_id`) would be dropped and the agent would take
- * the unfiltered list for a filtered one. Names outside the tool's schema are refused, as REST
- * refuses an unknown query parameter, and a path id must be there, as a string.
+ * The arguments checked against the tool's schema before it runs, every problem named at once
+ * as REST names a body's (CONTRACT §6). The SDK hands arguments over unchecked
+ * (schema.ts), and a tool passes a route only the names it declares: a misspelt filter
+ * (`account_id`) would be dropped and the agent would take the unfiltered list for a filtered
+ * one. What passes here passes the route's own checks, which still run.
  */
 export function argumentProblem(tool: ToolSpec, args: Record<string, unknown>, requestId: string): ToolResult | undefined {
-  const known = (tool.input as { properties?: object }).properties ?? {}
+  const issues = new Issues()
   // An object whose prototype is not Object's was given one by a `__proto__` key along the way.
   const prototype = Object.getPrototypeOf(args)
-  const stray = prototype !== Object.prototype && prototype !== null ? '__proto__' : Object.keys(args).find((name) => !Object.hasOwn(known, name))
-  const ids = tool.routes.flatMap((route) => Object.keys((route.params as { properties?: object } | undefined)?.properties ?? {}))
-  const missing = ids.find((name) => typeof args[name] !== 'string')
-  // A token of the wrong type is a mistake to report, not a call without a token (which only plans).
-  const badToken = Object.hasOwn(known, 'confirmToken') && args.confirmToken !== undefined && typeof args.confirmToken !== 'string'
-  const detail =
-    stray !== undefined
-      ? `argument '${stray}' is not allowed`
-      : missing !== undefined
-        ? `argument '${missing}' is required and must be a string`
-        : badToken
-          ? "argument 'confirmToken' must be a string: the confirmToken a plan returned"
-          : undefined
-  if (detail === undefined) return undefined
-  return { status: 422, body: problemBody('validation_failed', detail, requestId) as unknown as Record<string, unknown> }
+  if (prototype !== Object.prototype && prototype !== null && !Object.hasOwn(args, '__proto__')) {
+    issues.add('unknown', () => "argument '__proto__' is not allowed")
+  }
+  addIssues(issues, tool.checked ?? tool.input, args, (error) => describeError(error, 'arguments', args), 'the arguments are invalid')
+  if (issues.count === 0) return undefined
+  return { status: 422, body: problemBody('validation_failed', issues.detail(), requestId) as unknown as Record<string, unknown> }
 }
 
 /** Whether the key may use the tool: it may call every route the tool runs. */

@@ -2,7 +2,8 @@ import type { ValueError } from '@sinclair/typebox/errors'
 import type { Tenant } from '../../db/tenant/tenant.ts'
 import { ApiError, invalidReference, ruleViolation } from '../../platform/errors.ts'
 import { readMoney } from '../../platform/money.ts'
-import { assertValid, compile, fieldProblem } from '../../platform/validation.ts'
+import { ISSUE_KINDS, type IssueKind, Issues, issueKind, MAX_LISTED } from '../../platform/issues.ts'
+import { addIssues, compile, describeError, fieldProblem } from '../../platform/validation.ts'
 import { hasTransactionTombstone, lastSeq } from '../changes/feed.ts'
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
 import { TransactionUpsert } from './model.ts'
@@ -21,21 +22,26 @@ type Item = TransactionBatchInput['items'][number]
 const FIELDS = new Set(Object.keys(TransactionUpsert.properties))
 
 /** One error of one item, as its own request would have got it, with the item's field. */
-function itemSchemaError(error: ValueError, item: unknown): BatchItemErrorOut {
-  return { ...fieldProblem(error, item), code: 'validation_failed' }
+function itemSchemaError(error: ValueError, item: unknown, suggest = true): BatchItemErrorOut {
+  return { ...fieldProblem(error, item, suggest), code: 'validation_failed' }
 }
 
 /**
- * All of an item's schema errors, one per field: TypeBox reports a missing field twice (required,
- * then the type of the absent value), and a request alone would name each field once.
+ * All of an item's schema errors, one per field (TypeBox reports a missing field twice: required,
+ * then the type of the absent value), in the order a refusal lists them: unknown fields, missing
+ * ones, wrong ones. Only an item's first few unknown fields get a "did you mean": a hostile
+ * item's thousands would each cost a distance to every known field.
  */
 function itemSchemaErrors(errors: Iterable<ValueError>, item: unknown): BatchItemErrorOut[] {
-  const byField = new Map<string | null, BatchItemErrorOut>()
+  const seen = new Set<string>()
+  const byKind: Record<IssueKind, BatchItemErrorOut[]> = { unknown: [], missing: [], invalid: [] }
   for (const error of errors) {
-    const out = itemSchemaError(error, item)
-    if (!byField.has(out.field)) byField.set(out.field, out)
+    if (seen.has(error.path)) continue
+    seen.add(error.path)
+    const kind = issueKind(error)
+    byKind[kind].push(itemSchemaError(error, item, kind === 'unknown' && byKind.unknown.length < MAX_LISTED))
   }
-  return [...byField.values()]
+  return ISSUE_KINDS.flatMap((kind) => byKind[kind])
 }
 
 /** A service error's detail split into the item field it names (`amount must …`, `accountId: …`) and the rest. */
@@ -82,17 +88,23 @@ function itemDetail(index: number, error: BatchItemErrorOut): string {
   return error.field === null ? `items[${index}]: ${error.detail}` : `items[${index}].${error.field}: ${error.detail}`
 }
 
-/** The pipeline's body check: the envelope always; each item too, unless it is a dry run (which reports them). */
+/**
+ * The pipeline's body check: the envelope, and each item unless it is a dry run (which reports
+ * them). Every problem is named at once, the envelope's first, then item by item, so the detail
+ * starts with the first failing item's path (CONTRACT §16).
+ */
 export function checkBatchBody(value: unknown): void {
-  assertValid(TransactionBatchEnvelope, value, 'body')
-  const batch = value as { items: unknown[]; dryRun?: boolean }
-  if (batch.dryRun) return
-  const check = compile(TransactionUpsert)
-  for (const [index, item] of batch.items.entries()) {
-    if (check.Check(item)) continue
-    const first = check.Errors(item).First()
-    if (first) throw new ApiError('validation_failed', itemDetail(index, itemSchemaError(first, item)))
+  const issues = new Issues()
+  addIssues(issues, TransactionBatchEnvelope, value, (error) => describeError(error, 'body', value), 'The request body is invalid')
+  issues.close()
+  const { items, dryRun } = typeof value === 'object' && value !== null ? (value as { items?: unknown; dryRun?: unknown }) : {}
+  if (Array.isArray(items) && dryRun !== true) {
+    for (const [index, item] of items.entries()) {
+      addIssues(issues, TransactionUpsert, item, (error) => itemDetail(index, itemSchemaError(error, item)), `items[${index}]: is invalid`)
+      issues.close()
+    }
   }
+  if (issues.count > 0) throw new ApiError('validation_failed', issues.detail())
 }
 
 function assertDistinctExternalIds(items: readonly Item[]): void {
