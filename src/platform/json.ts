@@ -65,7 +65,10 @@ function keepNumbersVerbatim(value: unknown): void {
     const entries: Iterable<[string | number, string]> = Array.isArray(sources) ? sources.entries() : sources
     for (const [key, source] of entries) {
       // A double's own shortest form needs nothing; only what it would round is kept as text.
-      if (source !== undefined && String(holder[key]) !== source) holder[key] = JSON.rawJSON(source)
+      // Only a number: a duplicate key's dropped value may have left a text at a key or index
+      // that the kept value does not hold, or holds as another type.
+      const value = holder[key]
+      if (source !== undefined && typeof value === 'number' && String(value) !== source) holder[key] = JSON.rawJSON(source)
     }
   }
   for (const item of Array.isArray(holder) ? holder : Object.values(holder)) keepNumbersVerbatim(item)
