@@ -5,10 +5,11 @@ import { readMoney } from '../../platform/money.ts'
 import { assertValid, compile, fieldProblem } from '../../platform/validation.ts'
 import { hasTransactionTombstone, lastSeq } from '../changes/feed.ts'
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
+import { Effects } from './effects.ts'
 import { TransactionUpsert } from './model.ts'
 import { type TransactionRow, toTransaction } from './queries.ts'
 import { References } from './references.ts'
-import { createTransaction, Effects, updateTransaction, type WriteScope } from './service.ts'
+import { createTransaction, updateTransaction, type WriteScope } from './service.ts'
 
 /**
  * Batch import (CONTRACT §16). Every item is an ordinary transaction upsert, run by the same
