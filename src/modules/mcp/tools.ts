@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox'
 import { t } from 'elysia'
+import { entityVersion, lastSeq } from '../../db/tenant/change-log.ts'
 import type { AuthContext } from '../../platform/auth.ts'
 import { canonicalJson } from '../../platform/canonical-json.ts'
 import type { Platform, RequestState } from '../../platform/context.ts'
@@ -9,7 +10,6 @@ import { withoutKeys } from '../../platform/number-sources.ts'
 import { type Invocation, invoke } from '../../platform/pipeline.ts'
 import type { AnyRoute } from '../../platform/route.ts'
 import { mayCall } from '../../platform/scopes.ts'
-import { entityVersion, lastSeq } from '../changes/feed.ts'
 import { checkConfirmToken, issueConfirmToken } from './confirm.ts'
 
 /**
