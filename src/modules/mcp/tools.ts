@@ -179,17 +179,7 @@ function refusedToken(call: ToolCall, tool: string, why: 'expired' | 'stale'): T
     why === 'expired'
       ? `confirmToken: expired (valid 5 minutes); call ${tool} without confirmToken for a new plan`
       : `confirmToken: not valid for this target as it is now (it changed since the plan, or the token is for another call); call ${tool} without confirmToken for a new plan`
-  return {
-    status: 409,
-    body: {
-      type: 'urn:pfin:problem:confirmation_required',
-      title: 'Confirmation required',
-      detail,
-      status: 409,
-      code: 'confirmation_required',
-      request_id: call.state.requestId,
-    },
-  }
+  return { status: 409, body: problemBody('confirmation_required', detail, call.state.requestId) as unknown as Record<string, unknown> }
 }
 
 /** import_transactions: a dry run first (with a token when every item passes), the real batch only with that token. */

@@ -1,7 +1,7 @@
 import type { ValueError } from '@sinclair/typebox/errors'
 import { hasTransactionTombstone, lastSeq } from '../../db/tenant/change-log.ts'
 import type { Tenant } from '../../db/tenant/registry.ts'
-import { ApiError, invalidReference, ruleViolation } from '../../platform/errors.ts'
+import { ApiError, type ErrorCode, invalidReference, ruleViolation } from '../../platform/errors.ts'
 import { readMoney } from '../../platform/money.ts'
 import { assertValid, compile, fieldProblem } from '../../platform/validation.ts'
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
@@ -23,7 +23,7 @@ const FIELDS = new Set(Object.keys(TransactionUpsert.properties))
 
 /** One error of one item, as its own request would have got it, with the item's field. */
 function itemSchemaError(error: ValueError, item: unknown): BatchItemErrorOut {
-  return { ...fieldProblem(error, item), code: 'validation_failed' }
+  return { ...fieldProblem(error, item), code: 'validation_failed' satisfies ErrorCode }
 }
 
 /**
