@@ -2,7 +2,7 @@ import type { ControlStore, Owner } from '../db/control/store.ts'
 import type { TenantRegistry } from '../db/tenant/registry.ts'
 import { profile } from '../db/tenant/schema.ts'
 import { mintApiKey } from '../platform/auth.ts'
-import { newId } from '../platform/ids.ts'
+import { newId } from '../db/ids.ts'
 import { SCOPES, type Scope } from '../platform/scopes.ts'
 
 /** The admin operations behind the CLI, callable from tests with already-checked input. */

@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import packageJson from '../../package.json' with { type: 'json' }
 import { makeDatabasePrivate } from '../db/data-dir.ts'
+import { isId } from '../db/ids.ts'
 import { holdsNoDatabase } from '../db/sqlite.ts'
-import { isId } from '../platform/ids.ts'
 
 /**
  * Backups of a whole DATA_DIR (CONTRACT §18): a consistent copy of every database made through

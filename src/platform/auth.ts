@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { ControlStore, KeyWithOwner, Owner } from '../db/control/store.ts'
-import { newId } from './ids.ts'
+import { newId } from '../db/ids.ts'
 import type { Scope } from './scopes.ts'
 
 /**

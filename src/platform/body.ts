@@ -1,5 +1,7 @@
+import { canonicalJson } from './canonical-json.ts'
+import { MAX_SIGNIFICANT_DIGITS } from './decimal.ts'
 import { ApiError } from './errors.ts'
-import { canonicalJson, decodeJson, findIllFormedText, JsonLimitError, MAX_DEPTH, MAX_SIGNIFICANT_DIGITS } from './json.ts'
+import { decodeJson, findIllFormedText, JsonLimitError, MAX_DEPTH } from './json.ts'
 import { fieldPath } from './validation.ts'
 
 export const MAX_BODY_BYTES = 1024 * 1024

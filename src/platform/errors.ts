@@ -19,6 +19,8 @@ export const ERRORS = {
   external_id_conflict: { status: 409, title: 'externalId already in use' },
   payee_exists: { status: 409, title: 'Payee already exists' },
   limit_reached: { status: 409, title: 'Limit reached' },
+  /** MCP only: a destructive or bulk tool's confirmToken is expired, or not for this target as it is now (CONTRACT §17). */
+  confirmation_required: { status: 409, title: 'Confirmation required' },
   cursor_expired: { status: 410, title: 'Cursor expired' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },

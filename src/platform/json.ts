@@ -1,6 +1,9 @@
+import { MAX_SIGNIFICANT_DIGITS, significantDigitCount } from './decimal.ts'
+import { attachSources, type Sources, sourcesOf } from './number-sources.ts'
+
 /**
- * JSON decoding that remembers each number's source text, so money can be read exactly
- * (a double cannot hold 92233720368.54775807) and request fingerprints see what was sent.
+ * JSON decoding that remembers each number's source text (number-sources.ts), so money can be
+ * read exactly and request fingerprints see what was sent.
  *
  * Every step here costs linear time in the text's length whatever its shape (CONTRACT §14):
  * the server is single-threaded, so a body that costs quadratic time holds every request.
@@ -13,11 +16,6 @@ declare global {
 
 /** Deeper bodies are refused before they are parsed; no request body of this API nests more than a few levels. */
 export const MAX_DEPTH = 64
-/**
- * More significant digits than any number of this API needs (a double carries 17, money at
- * most 19); the limit keeps exact arithmetic on a number's digits small.
- */
-export const MAX_SIGNIFICANT_DIGITS = 40
 
 /** Where in a decoded value: object keys and array indexes from the root. */
 export type JsonPath = (string | number)[]
@@ -32,17 +30,6 @@ export class JsonLimitError extends Error {
   }
 }
 
-/** Source texts of the numbers an object (by key) or an array (by index) holds. */
-type Sources = Map<string, string> | string[]
-/**
- * Where a decoded object or array keeps its numbers' sources: a non-enumerable symbol
- * property, unseen by Object.keys, JSON.stringify and schema checks. (A WeakMap costs several
- * times more per holder, and its entries slow every collection while a big body is live.)
- */
-const SOURCES = Symbol('pfin.numberSources')
-type WithSources = { [SOURCES]?: Sources }
-const sourcesOf = (holder: object): Sources | undefined => (holder as WithSources)[SOURCES]
-
 /**
  * Parses JSON text (SyntaxError when it is not JSON; JsonLimitError past the limits above)
  * and records the source text of every number in it.
@@ -56,38 +43,6 @@ export function decodeJson(text: string): unknown {
   const value: unknown = JSON.parse(text)
   recordNumberSources(text, value)
   return value
-}
-
-/** The text a number was written as in the request, or its shortest form when it was not decoded here. */
-export function numberSource(holder: object, key: string): string {
-  const sources = sourcesOf(holder)
-  const source = sources === undefined ? undefined : Array.isArray(sources) ? sources[Number(key)] : sources.get(key)
-  return source ?? String((holder as Record<string, unknown>)[key])
-}
-
-/**
- * `from`'s own entries but the keys in `omit`, as a new object that keeps their numbers'
- * source texts: money read from the copy is as exact as from the decoded original.
- */
-export function withoutKeys(from: Record<string, unknown>, omit: ReadonlySet<string>): Record<string, unknown> {
-  const copy: Record<string, unknown> = {}
-  for (const key of Object.keys(from)) if (!omit.has(key)) copy[key] = from[key]
-  const sources = sourcesOf(from)
-  if (sources !== undefined) Object.defineProperty(copy, SOURCES, { value: sources })
-  return copy
-}
-
-/**
- * `to`, a shallow copy of the decoded `from` made elsewhere (a library's), given `from`'s
- * numbers' source texts when it holds exactly `from`'s own entries; otherwise `to` as it is.
- */
-export function adoptNumberSources<T extends Record<string, unknown>>(from: Record<string, unknown>, to: T): T {
-  const sources = sourcesOf(from)
-  if (sources === undefined || sourcesOf(to) !== undefined) return to
-  const keys = Object.keys(to)
-  if (keys.length !== Object.keys(from).length || keys.some((key) => !Object.hasOwn(from, key) || !Object.is(from[key], to[key]))) return to
-  Object.defineProperty(to, SOURCES, { value: sources })
-  return to
 }
 
 /**
@@ -110,7 +65,10 @@ function keepNumbersVerbatim(value: unknown): void {
     const entries: Iterable<[string | number, string]> = Array.isArray(sources) ? sources.entries() : sources
     for (const [key, source] of entries) {
       // A double's own shortest form needs nothing; only what it would round is kept as text.
-      if (source !== undefined && String(holder[key]) !== source) holder[key] = JSON.rawJSON(source)
+      // Only a number: a duplicate key's dropped value may have left a text at a key or index
+      // that the kept value does not hold, or holds as another type.
+      const value = holder[key]
+      if (source !== undefined && typeof value === 'number' && String(value) !== source) holder[key] = JSON.rawJSON(source)
     }
   }
   for (const item of Array.isArray(holder) ? holder : Object.values(holder)) keepNumbersVerbatim(item)
@@ -242,7 +200,7 @@ function record(text: string, frame: Frame, source: string): void {
     let sources = sourcesOf(holder)
     if (!sources) {
       sources = frame.isArray ? [] : new Map()
-      Object.defineProperty(holder, SOURCES, { value: sources })
+      attachSources(holder, sources)
     }
     frame.sources = sources
   }
@@ -273,146 +231,12 @@ function numberEnd(text: string, start: number): number {
 
 /** Refuses a number of more than MAX_SIGNIFICANT_DIGITS digits, naming where it stands. */
 function assertDigits(text: string, source: string, stack: Frame[]): void {
-  // A lexeme scanDecimal cannot read (an exponent past 2^53) is left to the field's own check.
-  if (!scanDecimal(source) || scanned.zero) return
-  const { first, intEnd, last } = scanned
-  const digits = last - first + 1 - (first < intEnd && last > intEnd ? 1 : 0)
-  if (digits <= MAX_SIGNIFICANT_DIGITS) return
+  // A lexeme significantDigitCount cannot read (an exponent past 2^53) is left to the field's own check.
+  if ((significantDigitCount(source) ?? 0) <= MAX_SIGNIFICANT_DIGITS) return
   throw new JsonLimitError(
     'digits',
     stack.map((frame) => (frame.isArray ? frame.index : keyOf(text, frame))),
   )
-}
-
-/** A decimal number exactly: `digits × 10^exponent`, digits without leading or trailing zeros ('0' for zero). */
-export interface Decimal {
-  negative: boolean
-  digits: string
-  exponent: number
-}
-
-const DOT = 0x2e
-const isDigit = (c: number) => c >= ZERO && c <= NINE
-
-/**
- * Where a lexeme's significant digits are and what power of ten the last one has, filled in
- * by scanDecimal. One object reused for every number: canonicalising a body of many numbers
- * allocates nothing per number but its canonical text.
- */
-const scanned = { negative: false, zero: false, first: 0, intEnd: 0, last: 0, exponent: 0 }
-
-/**
- * Scans a number lexeme (`-?\d+(\.\d+)?([eE][+-]?\d+)?`) by position, without a bigint:
- * linear in its length however many zeros pad it. False when it is not one, or when its
- * power of ten is beyond a safe integer.
- */
-function scanDecimal(text: string): boolean {
-  const negative = text.charCodeAt(0) === MINUS
-  const intStart = negative ? 1 : 0
-  let at = intStart
-  while (isDigit(text.charCodeAt(at))) at++
-  const intEnd = at
-  if (intEnd === intStart) return false
-  let fractionEnd = intEnd
-  if (text.charCodeAt(at) === DOT) {
-    at++
-    while (isDigit(text.charCodeAt(at))) at++
-    if (at === intEnd + 1) return false
-    fractionEnd = at
-  }
-  let power = 0
-  if (at < text.length) {
-    const e = text.charCodeAt(at++)
-    if (e !== 0x65 && e !== 0x45) return false
-    const sign = text.charCodeAt(at)
-    if (sign === 0x2b || sign === MINUS) at++
-    const expDigits = at
-    for (let c = text.charCodeAt(at); isDigit(c); c = text.charCodeAt(++at)) {
-      // Past 2^53 the sum is inexact, but then the exponent is refused below anyway.
-      power = power * 10 + (c - ZERO)
-    }
-    if (at === expDigits || at !== text.length) return false
-    if (sign === MINUS) power = -power
-  }
-  // The first and last non-zero digits, stepping over the decimal point.
-  let first = intStart
-  while (first < fractionEnd && (text.charCodeAt(first) === ZERO || first === intEnd)) first++
-  scanned.zero = first === fractionEnd
-  if (scanned.zero) return true
-  let last = fractionEnd - 1
-  while (text.charCodeAt(last) === ZERO || last === intEnd) last--
-  // The place value of the last significant digit: 10^(intEnd - 1 - last) left of the point, 10^(intEnd - last) right of it.
-  const exponent = power + (last < intEnd ? intEnd - 1 - last : intEnd - last)
-  if (!Number.isSafeInteger(exponent) || !Number.isSafeInteger(power)) return false
-  scanned.negative = negative
-  scanned.first = first
-  scanned.intEnd = intEnd
-  scanned.last = last
-  scanned.exponent = exponent
-  return true
-}
-
-/** The significant digits scanDecimal found, without the decimal point. */
-function scannedDigits(text: string): string {
-  const { first, intEnd, last } = scanned
-  return first < intEnd && last > intEnd ? text.slice(first, intEnd) + text.slice(intEnd + 1, last + 1) : text.slice(first, last + 1)
-}
-
-/** A number lexeme as its significant digits and a power of ten; null when it is not one. */
-export function parseDecimalLexeme(text: string): Decimal | null {
-  if (!scanDecimal(text)) return null
-  if (scanned.zero) return { negative: false, digits: '0', exponent: 0 }
-  return { negative: scanned.negative, digits: scannedDigits(text), exponent: scanned.exponent }
-}
-
-/**
- * Canonical JSON text: keys sorted, numbers in one exact normal form.
- * Equal requests give equal text whatever their key order or number spelling.
- */
-export function canonicalJson(value: unknown): string {
-  if (typeof value === 'number') return canonicalValue(value)
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
-  const sources = sourcesOf(value)
-  if (Array.isArray(value)) {
-    const parts = new Array<string>(value.length)
-    for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i]
-      parts[i] = typeof item === 'number' ? canonicalItem(sources, i, item) : canonicalJson(item)
-    }
-    return `[${parts.join(',')}]`
-  }
-  const record = value as Record<string, unknown>
-  const keys = Object.keys(record).sort()
-  const parts = new Array<string>(keys.length)
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string
-    const item = record[key]
-    parts[i] = `${JSON.stringify(key)}:${typeof item === 'number' ? canonicalItem(sources, key, item) : canonicalJson(item)}`
-  }
-  return `{${parts.join(',')}}`
-}
-
-function canonicalItem(sources: Sources | undefined, key: string | number, value: number): string {
-  const source = sources === undefined ? undefined : Array.isArray(sources) ? sources[key as number] : sources.get(key as string)
-  return source === undefined ? canonicalValue(value) : canonicalNumber(source)
-}
-
-/** The canonical form of a number whose text was not kept (a short integer, or a value not decoded here). */
-function canonicalValue(value: number): string {
-  if (!Number.isSafeInteger(value)) return canonicalNumber(String(value))
-  if (value === 0) return '0e0'
-  // Trailing zeros become the exponent, as parseDecimalLexeme does.
-  const text = String(value)
-  let end = text.length
-  while (text.charCodeAt(end - 1) === ZERO) end--
-  return `${text.slice(0, end)}e${text.length - end}`
-}
-
-/** `digits` e `exponent`, as parseDecimalLexeme reads the lexeme (a lexeme it cannot read stands for itself). */
-function canonicalNumber(lexeme: string): string {
-  if (!scanDecimal(lexeme)) return lexeme
-  if (scanned.zero) return '0e0'
-  return `${scanned.negative ? '-' : ''}${scannedDigits(lexeme)}e${scanned.exponent}`
 }
 
 /**

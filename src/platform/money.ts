@@ -1,5 +1,6 @@
-import { MAX_SIGNIFICANT_DIGITS, numberSource, parseDecimalLexeme } from './json.ts'
+import { MAX_SIGNIFICANT_DIGITS, parseDecimalLexeme } from './decimal.ts'
 import { ApiError } from './errors.ts'
+import { numberSource } from './number-sources.ts'
 
 /**
  * Money is exact (CONTRACT §4): integers of 10⁻⁸ units, bigint in code, INTEGER in SQLite.

@@ -1,6 +1,6 @@
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
-import { encodeFeedCursor } from '../../src/modules/changes/feed.ts'
+import { encodeFeedCursor } from '../../src/modules/changes/cursor.ts'
 import type { Benchmark } from './benchmark.ts'
 import { getOnce, postOnce } from './keyed-load.ts'
 import { Cleanup, describe, fmt, type LoadResult, loadEach, makeOwnerAndKey, settings, startPfin, tempDir, warm } from './support.ts'

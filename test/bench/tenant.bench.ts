@@ -1,7 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { copyFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { newId } from '../../src/platform/ids.ts'
+import { newId } from '../../src/db/ids.ts'
 import type { Benchmark } from './benchmark.ts'
 import { Cleanup, fmt, makeOwnerAndKey, type Service, startPfin, startTenantBaseline, bareTenantDir, tempDir, median } from './support.ts'
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { migrations } from '../../drizzle/tenant/manifest.ts'
+import { newId } from '../../src/db/ids.ts'
 import { openDatabase } from '../../src/db/sqlite.ts'
-import { newId } from '../../src/platform/ids.ts'
 import type { Benchmark } from './benchmark.ts'
 import { describeKeyed, type KeyedLoadOptions, type KeyedLoadResult, keyedLoad, keyedWarm, postOnce } from './keyed-load.ts'
 import { Cleanup, fmt, settings, startPfinWithOwner, tempDir } from './support.ts'

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
-import { entityVersion } from '../../src/modules/changes/feed.ts'
+import { entityVersion } from '../../src/db/tenant/change-log.ts'
 import { CONFIRM_TTL_MS, issueConfirmToken } from '../../src/modules/mcp/confirm.ts'
 import type { Scope } from '../../src/platform/scopes.ts'
 import { expectProblem, RATE_LIMIT_HEADERS, sendRaw, startTestServer, startUnthrottledServer, type TestServer } from '../support/harness.ts'

@@ -1,8 +1,8 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join, resolve } from 'node:path'
+import { newId } from '../../src/db/ids.ts'
 import { parseApiKey } from '../../src/platform/auth.ts'
-import { newId } from '../../src/platform/ids.ts'
 import { expectProblem, sendRaw, startTestServer, type TestResponse, type TestServer } from '../support/harness.ts'
 import { forgeKey, sleep } from './fixtures.ts'
 

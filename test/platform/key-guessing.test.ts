@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { connect } from 'node:net'
-import { newId } from '../../src/platform/ids.ts'
+import { newId } from '../../src/db/ids.ts'
 import { startTestServer, type TestServer } from '../support/harness.ts'
 import { forgeKey } from './fixtures.ts'
 

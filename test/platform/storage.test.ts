@@ -4,9 +4,9 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, wri
 import { join } from 'node:path'
 import { migrations as controlMigrations } from '../../drizzle/control/manifest.ts'
 import { migrations as tenantMigrations } from '../../drizzle/tenant/manifest.ts'
+import { newId } from '../../src/db/ids.ts'
 import { profile } from '../../src/db/tenant/schema.ts'
 import { TenantRegistry, TenantUnavailableError } from '../../src/db/tenant/registry.ts'
-import { newId } from '../../src/platform/ids.ts'
 import { startTestServer, tempDir, type TestServer } from '../support/harness.ts'
 import { openFile } from './fixtures.ts'
 

@@ -1,10 +1,10 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
+import { newId } from '../../src/db/ids.ts'
 import { TenantRegistry } from '../../src/db/tenant/registry.ts'
 import type { Tenant } from '../../src/db/tenant/tenant.ts'
 import { ApiError } from '../../src/platform/errors.ts'
-import { newId } from '../../src/platform/ids.ts'
 import { WriteGroups } from '../../src/platform/write-groups.ts'
 import { startUnthrottledServer, tempDir } from '../support/harness.ts'
 

@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { migrations } from '../../drizzle/tenant/manifest.ts'
-import { renewEpoch } from '../../src/modules/changes/feed.ts'
+import { renewEpoch } from '../../src/db/tenant/change-log.ts'
 import { expectProblem, startTestServer, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 import { cursorParts, drain, expectSameState, feedPath, type Json, listedState, makeCursor, newClient, pullPage } from './helpers.ts'
 

@@ -1,6 +1,6 @@
 import type { components } from './schema.js'
 
-/** The problem `code`s the server sends (CONTRACT §6, and §17's `origin_not_allowed`), as the generated Problem schema lists them. */
+/** The problem `code`s the server sends (CONTRACT §6, and §17's `origin_not_allowed` and `confirmation_required`), as the generated Problem schema lists them. */
 export type ProblemCode = components['schemas']['Problem']['code']
 
 /** Every problem code, at runtime. The type checks keep it equal to the generated union both ways. */
@@ -26,6 +26,7 @@ export const PROBLEM_CODES = [
   'external_id_conflict',
   'payee_exists',
   'limit_reached',
+  'confirmation_required',
   'cursor_expired',
   'rate_limit_exceeded',
   'insufficient_storage',

@@ -12,7 +12,6 @@ export const FEED_RESOURCES = ['accounts', 'categories', 'payees', 'transactions
 export type FeedResource = (typeof FEED_RESOURCES)[number]
 /** A resource's name in a Change (`resource` is singular, like the objects it carries). */
 export const ENTITY_OF = { accounts: 'account', categories: 'category', payees: 'payee', transactions: 'transaction' } as const
-export type FeedEntity = (typeof ENTITY_OF)[FeedResource]
 
 const RESOURCE_LIST = `(${FEED_RESOURCES.join('|')})`
 

@@ -1,3 +1,5 @@
+import { changesAfter, type ChangeRow, feedState, lastSeq, purgeTombstones } from '../../db/tenant/change-log.ts'
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { ApiError } from '../../platform/errors.ts'
 import { defineRoute } from '../../platform/route.ts'
 import type { Scope } from '../../platform/scopes.ts'
@@ -6,8 +8,7 @@ import { findCategory } from '../categories/queries.ts'
 import { categoryMapper } from '../categories/service.ts'
 import { findPayee, toPayee } from '../payees/queries.ts'
 import { findTransactionView, toTransaction } from '../transactions/queries.ts'
-import type { Tenant } from '../../db/tenant/tenant.ts'
-import { changesAfter, type ChangeRow, decodeFeedCursor, encodeFeedCursor, feedState, lastSeq, purgeTombstones } from './feed.ts'
+import { decodeFeedCursor, encodeFeedCursor } from './cursor.ts'
 import { type ChangeOut, ChangesQuery, ChangesResponse, ENTITY_OF, FEED_RESOURCES, type FeedResource } from './model.ts'
 
 const READ_SCOPE: Record<FeedResource, Scope> = {

@@ -1,15 +1,17 @@
 import type { TSchema } from '@sinclair/typebox'
 import { t } from 'elysia'
+import { entityVersion, lastSeq } from '../../db/tenant/change-log.ts'
 import type { AuthContext } from '../../platform/auth.ts'
+import { canonicalJson } from '../../platform/canonical-json.ts'
 import type { Platform, RequestState } from '../../platform/context.ts'
 import { problemBody } from '../../platform/errors.ts'
 import { Issues } from '../../platform/issues.ts'
-import { canonicalJson, decodeJsonVerbatim, withoutKeys } from '../../platform/json.ts'
+import { decodeJsonVerbatim } from '../../platform/json.ts'
+import { withoutKeys } from '../../platform/number-sources.ts'
 import { type Invocation, invoke } from '../../platform/invoke.ts'
 import type { AnyRoute } from '../../platform/route.ts'
 import { mayCall } from '../../platform/scopes.ts'
 import { addIssues, describeError } from '../../platform/validation.ts'
-import { entityVersion, lastSeq } from '../changes/feed.ts'
 import { TransactionBatchEnvelope } from '../transactions/batch-model.ts'
 import { checkConfirmToken, issueConfirmToken } from './confirm.ts'
 
@@ -182,17 +184,7 @@ function refusedToken(call: ToolCall, tool: string, why: 'expired' | 'stale'): T
     why === 'expired'
       ? `confirmToken: expired (valid 5 minutes); call ${tool} without confirmToken for a new plan`
       : `confirmToken: not valid for this target as it is now (it changed since the plan, or the token is for another call); call ${tool} without confirmToken for a new plan`
-  return {
-    status: 409,
-    body: {
-      type: 'urn:pfin:problem:confirmation_required',
-      title: 'Confirmation required',
-      detail,
-      status: 409,
-      code: 'confirmation_required',
-      request_id: call.state.requestId,
-    },
-  }
+  return { status: 409, body: problemBody('confirmation_required', detail, call.state.requestId) as unknown as Record<string, unknown> }
 }
 
 /** import_transactions: a dry run first (with a token when every item passes), the real batch only with that token. */

@@ -1,15 +1,16 @@
 import type { ValueError } from '@sinclair/typebox/errors'
+import { hasTransactionTombstone, lastSeq } from '../../db/tenant/change-log.ts'
 import type { Tenant } from '../../db/tenant/tenant.ts'
-import { ApiError, invalidReference, ruleViolation } from '../../platform/errors.ts'
+import { ApiError, type ErrorCode, invalidReference, ruleViolation } from '../../platform/errors.ts'
 import { readMoney } from '../../platform/money.ts'
 import { ISSUE_KINDS, type IssueKind, Issues, issueKind, MAX_LISTED } from '../../platform/issues.ts'
 import { addIssues, compile, describeError, fieldProblem } from '../../platform/validation.ts'
-import { hasTransactionTombstone, lastSeq } from '../changes/feed.ts'
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
+import { Effects } from './effects.ts'
 import { TransactionUpsert } from './model.ts'
 import { type TransactionRow, toTransaction } from './queries.ts'
 import { References } from './references.ts'
-import { createTransaction, Effects, updateTransaction, type WriteScope } from './service.ts'
+import { createTransaction, updateTransaction, type WriteScope } from './service.ts'
 
 /**
  * Batch import (CONTRACT §16). Every item is an ordinary transaction upsert, run by the same
@@ -23,7 +24,7 @@ const FIELDS = new Set(Object.keys(TransactionUpsert.properties))
 
 /** One error of one item, as its own request would have got it, with the item's field. */
 function itemSchemaError(error: ValueError, item: unknown, suggest = true): BatchItemErrorOut {
-  return { ...fieldProblem(error, item, suggest), code: 'validation_failed' }
+  return { ...fieldProblem(error, item, suggest), code: 'validation_failed' satisfies ErrorCode }
 }
 
 /**

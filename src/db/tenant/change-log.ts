@@ -1,17 +1,20 @@
-import { createHmac, timingSafeEqual } from 'node:crypto'
-import type { Tenant } from '../../db/tenant/tenant.ts'
-import { ApiError } from '../../platform/errors.ts'
-import type { FeedEntity } from './model.ts'
+import type { changeLog } from './schema.ts'
+import type { Tenant } from './tenant.ts'
 
 /**
  * The owner's change feed as stored (CONTRACT §15): `change_log` holds one row per entity at
  * its latest change, written by triggers in the same transaction as the change; `feed_state`
  * holds the epoch, the secret that signs cursors and how far tombstones have been purged.
+ * The writes of every module reach the feed through these triggers and the few functions here,
+ * so no module depends on the changes module that serves the feed.
  */
+
+/** The kinds of entity the feed records, in their singular names. */
+export type ChangeResource = (typeof changeLog.$inferSelect)['resource']
 
 export interface ChangeRow {
   seq: number
-  resource: FeedEntity
+  resource: ChangeResource
   entityId: string
   op: 'upsert' | 'delete'
   changedAt: number
@@ -20,13 +23,13 @@ export interface ChangeRow {
 
 type RawChange = {
   seq: bigint | number
-  resource: FeedEntity
+  resource: ChangeResource
   entity_id: string
   op: 'upsert' | 'delete'
   changed_at: bigint | number
   external_id: string | null
 }
-type FeedState = { epoch: string; secret: string; purgedSeq: number }
+export type FeedState = { epoch: string; secret: string; purgedSeq: number }
 
 const COLUMNS = 'seq, resource, entity_id, op, changed_at, external_id'
 
@@ -58,7 +61,7 @@ export function lastSeq(tenant: Tenant): number {
  * walks the (resource, seq) index of each and merges, so a filtered page costs the same
  * however many changes of other kinds there are.
  */
-export function changesAfter(tenant: Tenant, after: number, limit: number, kinds: readonly FeedEntity[]): ChangeRow[] {
+export function changesAfter(tenant: Tenant, after: number, limit: number, kinds: readonly ChangeResource[]): ChangeRow[] {
   if (kinds.length === 4) {
     return tenant.sqlite
       .query<RawChange, [number, number]>(`SELECT ${COLUMNS} FROM change_log WHERE seq > ? ORDER BY seq LIMIT ?`)
@@ -86,7 +89,7 @@ export function recordCategoryChanges(tenant: Tenant, ids: readonly string[]): v
 }
 
 /** The seq of an entity's latest change ('0' when it has none): changes whenever the entity does. */
-export function entityVersion(tenant: Tenant, resource: FeedEntity, id: string): string {
+export function entityVersion(tenant: Tenant, resource: ChangeResource, id: string): string {
   const row = tenant.sqlite
     .query<{ seq: bigint | number }, [string, string]>('SELECT seq FROM change_log WHERE resource = ? AND entity_id = ?')
     .get(resource, id)
@@ -122,39 +125,4 @@ export function purgeTombstones(tenant: Tenant, cutoff: number): void {
 /** Starts a new epoch (after a restore): every cursor handed out before it expires. */
 export function renewEpoch(tenant: Tenant): void {
   tenant.sqlite.query('UPDATE feed_state SET epoch = lower(hex(randomblob(8))) WHERE id = 1').run()
-}
-
-// Cursors: `chg_` + base64url("<epoch>.<seq>.<mac>"), the MAC binding them to this owner and file.
-
-const PREFIX = 'chg_'
-
-function mac(ownerId: string, state: FeedState, epoch: string, seq: number): string {
-  return createHmac('sha256', state.secret).update(`${ownerId}.${epoch}.${seq}`).digest('base64url').slice(0, 22)
-}
-
-export function encodeFeedCursor(ownerId: string, state: FeedState, seq: number): string {
-  return PREFIX + Buffer.from(`${state.epoch}.${seq}.${mac(ownerId, state, state.epoch, seq)}`).toString('base64url')
-}
-
-const notOurs = () => new ApiError('validation_failed', 'cursor: not a change-feed cursor issued to this owner; use a nextCursor from GET /v1/changes')
-
-/** The seq a cursor stands at: 422 when it is not one of this owner's, 410 when it is too old to resume from. */
-export function decodeFeedCursor(ownerId: string, state: FeedState, cursor: string): number {
-  if (!cursor.startsWith(PREFIX)) throw notOurs()
-  const parts = Buffer.from(cursor.slice(PREFIX.length), 'base64url').toString('utf8').split('.')
-  const [epoch, seqText, signature] = parts
-  if (parts.length !== 3 || !epoch || !seqText || !signature || !/^(0|[1-9]\d{0,15})$/.test(seqText)) throw notOurs()
-  const seq = Number(seqText)
-  const expected = Buffer.from(mac(ownerId, state, epoch, seq))
-  const given = Buffer.from(signature)
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw notOurs()
-  if (epoch !== state.epoch || seq < state.purgedSeq) {
-    throw new ApiError(
-      'cursor_expired',
-      epoch !== state.epoch
-        ? 'cursor: this feed was restored from a backup since the cursor was issued; resync: call without cursor'
-        : 'cursor: deletions since this cursor are no longer kept; resync: call without cursor',
-    )
-  }
-  return seq
 }
