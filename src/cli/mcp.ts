@@ -1,5 +1,20 @@
 import { decodeJsonVerbatim } from '../platform/json.ts'
 import { UsageError } from './args.ts'
+import type { CommandSpec } from './spec.ts'
+
+export const mcpSpec: CommandSpec = {
+  name: 'mcp',
+  summary: 'MCP over stdio for desktop agents: forwards each message to PFIN_URL/mcp with the key in PFIN_API_KEY',
+  usage: '',
+  flags: [],
+  example: 'mcp',
+  dataDir: 'none',
+  json: false,
+  notes:
+    'Environment: PFIN_API_KEY (required: the key the agent may use), PFIN_URL (default http://127.0.0.1:3000).\n' +
+    'Reads one JSON-RPC message per line on stdin and writes the answers on stdout; logs go to stderr.',
+  run: () => mcpBridge(),
+}
 
 /**
  * `pfin mcp`: a stdio bridge for desktop agents (CONTRACT §17). It reads MCP messages from

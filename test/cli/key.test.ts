@@ -97,8 +97,8 @@ describe('key list', () => {
     const keys = await listKeys(other.id)
     expect(keys).toHaveLength(1)
     const [key] = keys
-    expect(Object.keys(key).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'scopes'])
-    expect(key).toMatchObject({ id: created.id, name: 'laptop', scopes: [...SCOPES], lastUsedAt: null, expiresAt: null, revokedAt: null })
+    expect(Object.keys(key).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'replacedBy', 'revokedAt', 'scopes'])
+    expect(key).toMatchObject({ id: created.id, name: 'laptop', scopes: [...SCOPES], lastUsedAt: null, expiresAt: null, revokedAt: null, replacedBy: null })
     expect(Number.isInteger(key.createdAt)).toBe(true)
     expect(JSON.stringify(keys)).not.toContain(secretOf(created))
     expect(JSON.stringify(keys)).not.toContain('argon2')

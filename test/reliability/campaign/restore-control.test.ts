@@ -36,7 +36,7 @@ test('a key revoked after the backup stays revoked after a whole restore; a key 
   expect((await adminJson(env, 'key', 'revoke', leaked.id)).revoked).toBe(true)
   const later = (await adminJson(env, 'key', 'create', '--owner', owner)) as { id: string; key: string }
 
-  const restored = await admin(env, 'restore', '--from', out)
+  const restored = await admin(env, 'restore', '--from', out, '--yes')
   expect(restored.code).toBe(0)
   expect(restored.json?.kept).toEqual({ revokedKeys: 1, newKeys: 1, newOwners: [], read: true })
 
@@ -64,7 +64,7 @@ test('an owner created after the backup keeps its file, keys and stored answers 
   const write = await withServer(env, (url) => call(url, 'POST', '/v1/accounts', { key: lateKey.key, idempotencyKey, body }))
   expect(write.status).toBe(201)
 
-  const restored = await admin(env, 'restore', '--from', out)
+  const restored = await admin(env, 'restore', '--from', out, '--yes')
   expect(restored.code).toBe(0)
   expect(restored.json?.kept).toEqual({ revokedKeys: 0, newKeys: 1, newOwners: [late], read: true })
   expect(existsSync(join(dataDir, 'tenants', `${late}.db`))).toBe(true)
@@ -94,7 +94,7 @@ test('when the replaced control.db cannot be read, the restore still completes a
   writeFileSync(join(dataDir, 'control.db'), 'this is not a database')
   for (const suffix of ['-wal', '-shm']) writeFileSync(join(dataDir, `control.db${suffix}`), '')
 
-  const restored = await admin(env, 'restore', '--from', out)
+  const restored = await admin(env, 'restore', '--from', out, '--yes')
   expect(restored.code).toBe(0)
   expect(restored.json?.kept).toEqual({ revokedKeys: 0, newKeys: 0, newOwners: [], read: false })
   expect(restored.stderr).toContain('revoke them again')
