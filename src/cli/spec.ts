@@ -99,8 +99,18 @@ export function commandList(specs: CommandSpec[]): string[] {
   return specs.flatMap((spec) => [`  pfin ${spec.name}${spec.usage ? ` ${spec.usage}` : ''}`, `      ${spec.summary}`])
 }
 
+/** A group's help: its commands; for a group that is itself a command (`backup --out DIR`), that command's help first. */
 export function groupHelp(group: GroupSpec, example: string): string {
-  const specs = group.fallback ? [group.fallback, ...group.commands] : group.commands
+  if (group.fallback) {
+    return [
+      commandHelp(group.fallback, example),
+      '',
+      `Also:`,
+      ...commandList(group.commands),
+      `Each answers --help: pfin ${group.commands[0]?.name} --help`,
+    ].join('\n')
+  }
+  const specs = group.commands
   return [
     `pfin ${group.name} — ${group.summary}`,
     '',
