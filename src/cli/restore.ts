@@ -13,25 +13,27 @@ import type { CommandSpec } from './spec.ts'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
+const named = (ownerId: string | null, name: string | null) => (ownerId === null ? 'control.db' : `${ownerId}${name ? ` (${name})` : ''}`)
+
 /** One line per file the restore replaces (or adds), and the owners it leaves alone. */
 function describe(plan: RestorePlan, done: boolean): string[] {
-  const lines = [`${done ? 'Restored' : 'Restoring'} ${plan.from} (taken ${iso(plan.backupCreatedAt)}) ${done ? 'replaced' : 'replaces'}:`]
+  const lines = [`${done ? 'Restored' : 'Restoring'} ${plan.from} (taken ${iso(plan.backupCreatedAt)}) ${done ? 'in place of' : 'would replace'}:`]
   for (const file of plan.replacing) {
-    const who = file.ownerId === null ? 'control.db' : `${file.ownerId}${file.name ? ` (${file.name})` : ''}`
     let what: string
-    if (!file.exists) what = 'not in the data folder now: comes back as it was in the backup'
-    else if (file.unreadable !== null) what = `cannot be read now (${file.unreadable}): what it holds cannot be told`
+    if (!file.exists) what = `${done ? 'was' : 'is'} not in the data folder: added as in the backup`
+    else if (file.unreadable !== null) what = `cannot be read (${file.unreadable}): what it held cannot be told`
     else {
       const written = file.lastWriteAt === null ? 'never written' : `last written ${iso(file.lastWriteAt)}`
+      const after = file.lastWriteAt !== null && file.lastWriteAt > plan.backupCreatedAt ? ' (after the backup)' : ''
       what =
         file.ownerId === null
-          ? `${written}; owners and stored answers go back to the backup's, keys keep their revocations and newer keys stay`
-          : `${written}${file.lastWriteAt !== null && file.lastWriteAt > plan.backupCreatedAt ? ' (after the backup)' : ''}; ` +
-            (file.lostTransactions ? `${file.lostTransactions} transaction(s) not in the backup ${done ? 'were' : 'would be'} lost` : 'no transaction lost')
+          ? `${written}${after}; owners and stored answers go back to the backup's, keys keep their revocations and newer keys stay`
+          : `${written}${after}; ${file.lostTransactions ? `${file.lostTransactions} transaction(s) not in the backup ${done ? 'were' : 'would be'} lost` : 'no transaction lost'}`
     }
-    lines.push(`  ${who}: ${what}`)
+    lines.push(`  ${named(file.ownerId, file.name)}: ${what}`)
   }
-  if (plan.untouched.length > 0) lines.push(`Left as they are (created since the backup): ${plan.untouched.join(', ')}`)
+  if (plan.untouched.length > 0)
+    lines.push(`Left as they are (created since the backup): ${plan.untouched.map((owner) => named(owner.ownerId, owner.name)).join(', ')}`)
   return lines
 }
 

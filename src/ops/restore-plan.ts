@@ -35,7 +35,7 @@ export interface RestorePlan {
   owners: string[]
   replacing: Replacement[]
   /** Owners of the live control.db the backup does not hold (created since): left as they are. */
-  untouched: string[]
+  untouched: { ownerId: string; name: string | null }[]
 }
 
 function opened<T>(path: string, read: (db: Database) => T): T {
@@ -136,6 +136,11 @@ export function describeRestore(dataDir: string, source: string, manifest: Manif
     control,
     owners,
     replacing: files.map((file) => describeFile(dataDir, source, file, names)),
-    untouched: control ? [...live.keys()].filter((id) => !manifest.owners.includes(id)).sort() : [],
+    untouched: control
+      ? [...live]
+          .filter(([id]) => !manifest.owners.includes(id))
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([ownerId, name]) => ({ ownerId, name }))
+      : [],
   }
 }

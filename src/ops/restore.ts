@@ -135,7 +135,9 @@ export async function restore(
       place(join(source, file.path), join(dataDir, file.path))
       if (file.ownerId !== null) renewEpoch(join(dataDir, file.path))
     }
-    const kept = wholeControl ? keepCredentials(dataDir, previous) : null
+    // Nothing to keep where there was no control.db (a restore into a new data folder).
+    const replacedControl = plan.replacing.some((file) => file.ownerId === null && file.exists)
+    const kept = wholeControl && replacedControl ? keepCredentials(dataDir, previous) : null
     const control = new Database(join(dataDir, 'control.db'))
     let forgottenAnswers = 0
     try {

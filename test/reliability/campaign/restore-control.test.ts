@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from 'bun:test'
-import { existsSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { admin, adminJson, call, cleanup, processEnv, startServer, tempDir } from '../processes.ts'
 
@@ -98,6 +98,10 @@ test('when the replaced control.db cannot be read, the restore still completes a
   expect(restored.code).toBe(0)
   expect(restored.json?.kept).toEqual({ revokedKeys: 0, newKeys: 0, newOwners: [], read: false })
   expect(restored.stderr).toContain('revoke them again')
+  // The damaged file is kept as it was, moved with its -wal and -shm, not copied through SQLite.
+  const kept = restored.json?.replacedDir as string
+  expect(readFileSync(join(kept, 'control.db'), 'utf8')).toBe('this is not a database')
+  expect(readdirSync(kept).sort()).toEqual(['control.db', 'control.db-shm', 'control.db-wal', 'tenants'])
   expect(((await adminJson(env, 'owner', 'list')).owners as unknown[]).length).toBe(1)
   expect(existsSync(join(dataDir, 'control.db.before-restore'))).toBe(false)
 })
