@@ -90,9 +90,10 @@ function printHelp(words: string[]): number {
 
 /** A data folder that does not exist is named and refused, never made, by a command that only works on one. */
 function checkDataDir(spec: CommandSpec, dir: string, source: string): void {
-  if (spec.dataDir !== 'needs') return
-  if (!existsSync(dir)) throw new UsageError(`the data folder ${dir} (${source}) does not exist; nothing was created (check the path)`)
-  if (!statSync(dir).isDirectory()) throw new UsageError(`the data folder ${dir} (${source}) is not a folder`)
+  if (spec.dataDir === 'none' || spec.dataDir === 'ignores') return
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`the data folder ${dir} (${source}) is a file, not a folder`)
+  if (spec.dataDir === 'needs' && !existsSync(dir))
+    throw new UsageError(`the data folder ${dir} (${source}) does not exist; nothing was created (check the path)`)
 }
 
 async function runCommand(spec: CommandSpec, args: string[]): Promise<number> {

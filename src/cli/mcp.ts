@@ -1,5 +1,6 @@
 import { decodeJsonVerbatim } from '../platform/json.ts'
 import { UsageError } from './args.ts'
+import { adminCommand } from './invocation.ts'
 import type { CommandSpec } from './spec.ts'
 
 export const mcpSpec: CommandSpec = {
@@ -25,7 +26,7 @@ export const mcpSpec: CommandSpec = {
  */
 export async function mcpBridge(env: Record<string, string | undefined> = process.env): Promise<number> {
   const key = env.PFIN_API_KEY?.trim()
-  if (!key) throw new UsageError('PFIN_API_KEY must hold the API key the agent may use (see: key create)')
+  if (!key) throw new UsageError(`PFIN_API_KEY must hold the API key the agent may use (make one: ${adminCommand()} key create --owner OWNER_ID)`)
   let endpoint: URL
   try {
     // The server's base URL, kept with its path (a reverse proxy may serve pfin under /pfin); its /mcp given whole works too.

@@ -141,7 +141,9 @@ const remove: CommandSpec = {
         `Would delete owner ${ownerId}, its ${keys} key(s) and its database ${file}${existsSync(file) ? ` (${statSync(file).size} bytes)` : ''}.`,
       )
       // Not done is not success: a script must not carry on as if the owner were gone.
-      process.stderr.write('pfin: nothing was deleted; take a backup or an export first, then run again with --yes\n')
+      process.stderr.write(
+        `pfin: nothing was deleted; take a backup or an export first, then: ${s.invocation.command(`owner delete --owner ${ownerId} --yes`)}\n`,
+      )
       return 2
     }
     // Keys first (a running server refuses them within a second), then the file.

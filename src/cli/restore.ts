@@ -71,7 +71,8 @@ export const restoreSpec: CommandSpec = {
         { restored: false, ...plan },
         [...describe(plan, false), `With --yes, the files it replaces are kept in ${where} until you remove them.`].join('\n'),
       )
-      process.stderr.write(`pfin: nothing was restored; stop the server, then run again with --yes\n`)
+      const again = `restore --from ${shellQuote(from)}${ownerId === undefined ? '' : ` --owner ${ownerId}`} --yes`
+      process.stderr.write(`pfin: nothing was restored; to restore, stop the server, then: ${s.invocation.command(again)}\n`)
       return 2
     }
     const warn = (message: string) => process.stderr.write(`warning: ${message}\n`)

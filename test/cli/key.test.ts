@@ -71,6 +71,11 @@ describe('key create', () => {
   const bad: [string, string[], RegExp][] = [
     ['unknown scope', ['--scopes', 'me:read,money:print'], /money:print/],
     ['--scopes with --all-scopes', ['--scopes', 'me:read', '--all-scopes'], /--all-scopes/],
+    // An empty item is a typo where a scope was meant: refused, not dropped.
+    ['--scopes with an empty item', ['--scopes', 'me:read,,accounts:read'], /--scopes has an empty item/],
+    ['--scopes with a trailing comma', ['--scopes', 'me:read,'], /--scopes has an empty item/],
+    ['--scopes naming a scope twice', ['--scopes', 'me:read,me:read'], /me:read more than once/],
+    ['a stray argument', ['extra'], /takes no arguments/],
     ['bad --expires-in', ['--expires-in', 'soon'], /--expires-in/],
     ['zero --expires-in', ['--expires-in', '0d'], /--expires-in/],
     ['--expires-in with an unknown unit', ['--expires-in', '3y'], /--expires-in/],

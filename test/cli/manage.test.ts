@@ -69,7 +69,7 @@ describe('owner delete', () => {
     const preview = await cli(dir, 'owner', 'delete', '--owner', id, '--json')
     expect(preview.code).toBe(2)
     expect(parseOneObject(preview.stdout)).toEqual({ deleted: false, owner: id, keys: 1, file })
-    expect(preview.stderr).toContain('--yes')
+    expect(preview.stderr).toContain(`then: bun run admin owner delete --owner ${id} --yes --data-dir ${dir}`)
     expect(existsSync(file)).toBe(true)
     expect((await cliJson(dir, 'key', 'list', '--owner', id)).keys).toHaveLength(1)
     expect(await cliJson(dir, 'owner', 'delete', '--owner', id, '--yes')).toEqual({ deleted: true, owner: id, keys: 1, file })

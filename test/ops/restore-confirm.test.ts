@@ -46,7 +46,7 @@ describe('restore', () => {
     const before = { control: await sha(join(dataDir, 'control.db')), tenant: await sha(join(dataDir, TENANT())), files: readdirSync(dataDir).sort() }
     const planned = await admin(env, 'restore', '--from', backupDir)
     expect(planned.code).toBe(2)
-    expect(planned.stderr).toContain('--yes')
+    expect(planned.stderr).toContain(`then: bun run admin restore --from ${backupDir} --yes --data-dir ${dataDir}`)
     const plan = JSON.parse(planned.stdout)
     expect(plan).toMatchObject({ restored: false, from: backupDir, control: true, owners: [ownerId], untouched: [] })
     const owner = plan.replacing.find((file: { ownerId: string | null }) => file.ownerId === ownerId)
