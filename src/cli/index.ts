@@ -88,7 +88,7 @@ function printHelp(words: string[]): number {
   return 0
 }
 
-/** A data folder that does not exist is named and refused, never made, by a command that only works on one. */
+/** A data folder that is a file is refused; one that does not exist is named and refused, never made, by a command that only works on one. */
 function checkDataDir(spec: CommandSpec, dir: string, source: string): void {
   if (spec.dataDir === 'none' || spec.dataDir === 'ignores') return
   if (existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`the data folder ${dir} (${source}) is a file, not a folder`)

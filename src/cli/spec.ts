@@ -56,7 +56,7 @@ export interface GroupSpec {
   example: string
 }
 
-export const DATA_DIR_FLAG: FlagSpec = { name: 'data-dir', value: 'DIR', about: 'the data folder (wins over DATA_DIR; default ./data)' }
+const DATA_DIR_FLAG: FlagSpec = { name: 'data-dir', value: 'DIR', about: 'the data folder (wins over DATA_DIR; default ./data)' }
 const JSON_FLAG: FlagSpec = { name: 'json', about: 'print exactly one JSON object on stdout' }
 const HELP_FLAG: FlagSpec = { name: 'help', about: 'this text (also -h)' }
 
@@ -71,7 +71,6 @@ export const EXIT_CODES = [
   'missing or in the way, --yes not given); 1 the command failed while running (a damaged file, a server holding the',
   'data folder, a full disk): the message on stderr says which.',
 ].join('\n')
-;('Exit codes: 0 done; 2 a usage error (a bad flag or value, an unknown id, a path that is missing or in the way, --yes missing): nothing was changed; 1 the command failed while running (a damaged file, a server holding the data folder, a full disk).')
 
 function flagLines(flags: FlagSpec[]): string[] {
   const left = flags.map((flag) => `--${flag.name}${flag.value ? ` ${flag.value}` : ''}`)
@@ -79,7 +78,7 @@ function flagLines(flags: FlagSpec[]): string[] {
   return flags.map((flag, i) => `  ${(left[i] as string).padEnd(width)}${flag.about}`)
 }
 
-/** `--help` of one command; `program` is how the person runs pfin, so the example can be pasted. */
+/** `--help` of one command; `example` is written the way the person runs pfin, so it can be pasted. */
 export function commandHelp(spec: CommandSpec, example: string): string {
   const lines = [
     `pfin ${spec.name} — ${spec.summary}`,
@@ -110,14 +109,13 @@ export function groupHelp(group: GroupSpec, example: string): string {
       `Each answers --help: pfin ${group.commands[0]?.name} --help`,
     ].join('\n')
   }
-  const specs = group.commands
   return [
     `pfin ${group.name} — ${group.summary}`,
     '',
     'Commands:',
-    ...commandList(specs),
+    ...commandList(group.commands),
     '',
-    `Each one answers --help with its flags: pfin ${group.name} ${group.commands[0]?.name.split(' ').at(-1)} --help`,
+    `Each one answers --help with its flags: pfin ${group.commands[0]?.name} --help`,
     '',
     'Example:',
     `  ${example}`,
