@@ -88,12 +88,15 @@ function printHelp(words: string[]): number {
   return 0
 }
 
-/** A data folder that is a file is refused; one that does not exist is named and refused, never made, by a command that only works on one. */
+/**
+ * A command that only works on data refuses a data folder that does not exist (or is a file),
+ * naming it and creating nothing: a usage error. One that may create the folder leaves the
+ * checks to `prepareDir`, whose failure to create or write it is a failure while running.
+ */
 function checkDataDir(spec: CommandSpec, dir: string, source: string): void {
-  if (spec.dataDir === 'none' || spec.dataDir === 'ignores') return
-  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`the data folder ${dir} (${source}) is a file, not a folder`)
-  if (spec.dataDir === 'needs' && !existsSync(dir))
-    throw new UsageError(`the data folder ${dir} (${source}) does not exist; nothing was created (check the path)`)
+  if (spec.dataDir !== 'needs') return
+  if (!existsSync(dir)) throw new UsageError(`the data folder ${dir} (${source}) does not exist; nothing was created (check the path)`)
+  if (!statSync(dir).isDirectory()) throw new UsageError(`the data folder ${dir} (${source}) is a file, not a folder`)
 }
 
 async function runCommand(spec: CommandSpec, args: string[]): Promise<number> {
