@@ -105,10 +105,11 @@ describe('hints repeat --data-dir and the way pfin was run', () => {
     try {
       const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
       let text = ''
-      while (!text.includes('--with-key')) {
-        const { value, done } = await reader.read()
-        if (done) break
-        text += new TextDecoder().decode(value)
+      const deadline = Date.now() + 15_000
+      while (!text.includes('--with-key') && Date.now() < deadline) {
+        const chunk = await Promise.race([reader.read(), Bun.sleep(deadline - Date.now()).then(() => null)])
+        if (chunk === null || chunk.done) break
+        text += new TextDecoder().decode(chunk.value)
       }
       expect(text).toContain(
         `No owner yet. Create one and its first API key:\n  bun run admin owner create --name "Your Name" --with-key --data-dir ${dataDir}\n`,
