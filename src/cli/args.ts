@@ -8,7 +8,7 @@ export type Flags = Record<string, string | boolean | undefined>
 
 /** Parses `--flag value` options, rejecting unknown ones with a usage error. */
 export function parseFlags(args: string[], strings: string[], booleans: string[] = []): { flags: Flags; positionals: string[] } {
-  const options: Record<string, { type: 'string' | 'boolean' }> = { json: { type: 'boolean' } }
+  const options: Record<string, { type: 'string' | 'boolean' }> = {}
   for (const name of strings) options[name] = { type: 'string' }
   for (const name of booleans) options[name] = { type: 'boolean' }
   let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options; allowPositionals: true; strict: true; tokens: true }>>
@@ -55,6 +55,12 @@ export function optional(flags: Flags, name: string): string | undefined {
 }
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
+
+/** Whether the arguments ask for help: `--help` or `-h` anywhere before a `--`. */
+export function wantsHelp(args: string[]): boolean {
+  const end = args.indexOf('--')
+  return (end < 0 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h')
+}
 
 /** `30d`, `12h`, `90m`, `2w`, `45s` → milliseconds. */
 export function parseDuration(text: string, flag = 'expires-in'): number {

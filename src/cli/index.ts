@@ -1,97 +1,146 @@
+import { existsSync, statSync } from 'node:fs'
 import packageJson from '../../package.json' with { type: 'json' }
 import { ConfigError, loadConfig } from '../config.ts'
-import { ControlStore } from '../db/control/store.ts'
 import { makeNewFilesPrivate } from '../db/data-dir.ts'
-import { TenantRegistry } from '../db/tenant/registry.ts'
 import { closest } from '../platform/nearest.ts'
-import { UsageError } from './args.ts'
-import { backupCommand, restoreCommand } from './backup.ts'
-import { keyCommand } from './key.ts'
-import { mcpBridge } from './mcp.ts'
-import { createOutput } from './output.ts'
-import { ownerCommand } from './owner.ts'
-import { serve } from './serve.ts'
+import { optional, parseFlags, UsageError, wantsHelp } from './args.ts'
+import { backupGroup } from './backup.ts'
+import { adminCommand, Invocation } from './invocation.ts'
+import { keyGroup } from './key.ts'
+import { mcpSpec } from './mcp.ts'
+import { ownerGroup } from './owner.ts'
+import { restoreSpec } from './restore.ts'
+import { serveSpec } from './serve.ts'
+import { Session } from './session.ts'
+import { allFlags, type CommandSpec, commandHelp, commandList, EXIT_CODES, type GroupSpec, groupHelp } from './spec.ts'
 
-const HELP = `pfin ${packageJson.version} — self-hosted personal-finance API server
+type Entry = CommandSpec | GroupSpec
 
-Usage: pfin <command> [flags]
+const ENTRIES: Record<string, Entry> = {
+  serve: serveSpec,
+  mcp: mcpSpec,
+  owner: ownerGroup,
+  key: keyGroup,
+  backup: backupGroup,
+  restore: restoreSpec,
+}
+const isGroup = (entry: Entry): entry is GroupSpec => 'commands' in entry
+const groupSpecs = (group: GroupSpec) => (group.fallback ? [group.fallback, ...group.commands] : group.commands)
 
-Server:
-  pfin serve [--port N] [--host ADDR] [--data-dir DIR]   start the API server (flags win over PORT, HOST, DATA_DIR)
-  pfin mcp                                     MCP over stdio for desktop agents: forwards to PFIN_URL with PFIN_API_KEY
+function topHelp(program: string): string {
+  return [
+    `pfin ${packageJson.version} — self-hosted personal-finance API server`,
+    '',
+    `Usage: pfin <command> [flags]   (run here as: ${program} <command>)`,
+    '',
+    'Server:',
+    ...commandList([serveSpec, mcpSpec]),
+    '',
+    'Owners and keys:',
+    ...commandList([...ownerGroup.commands, ...keyGroup.commands]),
+    '',
+    'Backups:',
+    ...commandList([...groupSpecs(backupGroup), restoreSpec]),
+    '',
+    '  pfin help [COMMAND] | --help',
+    "      this text, or a command's: pfin help key create is pfin key create --help",
+    '  pfin --version',
+    '      the version',
+    '',
+    'Every command answers --help (or -h) with its flags and an example.',
+    'Every admin command accepts --data-dir DIR (wins over DATA_DIR; default ./data) and --json (then it prints',
+    'exactly one JSON object on stdout). Configuration: environment variables (see the docs).',
+    EXIT_CODES,
+  ].join('\n')
+}
 
-Owners and keys:
-  pfin owner create --name N [--email E] [--country CC] [--currency CUR] [--language TAG] [--tier pro|free]
-  pfin owner list
-  pfin owner update --owner ID [--name N] [--email E] [--country CC] [--currency CUR] [--language TAG] [--tier pro|free]
-  pfin owner delete --owner ID [--yes]         without --yes: only shows what would be deleted
-  pfin owner export --owner ID --out FILE      consistent copy of the owner's database
-  pfin key create --owner ID [--scopes s1,s2 | --all-scopes] [--name LABEL] [--expires-in 30d]
-  pfin key list --owner ID
-  pfin key revoke KEY_ID
-  pfin key rotate KEY_ID [--grace 24h]         a new key with the same scopes; the old one stops after the grace period
+/** The command `words` name (`key create`, `backup`), and the arguments after them; or a group alone, for its help. */
+function find(words: string[]): { spec: CommandSpec; args: string[] } | { group: GroupSpec } {
+  const [first, sub, ...rest] = words
+  const entry = first === undefined ? undefined : ENTRIES[first]
+  if (!entry) {
+    const near = first === undefined ? undefined : closest(first, Object.keys(ENTRIES))
+    throw new UsageError(`unknown command "${first}"${near ? `; did you mean "${near}"?` : ''} (run "pfin help")`)
+  }
+  if (!isGroup(entry)) return { spec: entry, args: words.slice(1) }
+  const names = entry.commands.map((spec) => spec.name.split(' ').at(-1) as string)
+  const index = sub === undefined ? -1 : names.indexOf(sub)
+  if (index >= 0) return { spec: entry.commands[index] as CommandSpec, args: rest }
+  if (sub === '--help' || sub === '-h') return { group: entry }
+  if (entry.fallback && (sub === undefined || sub.startsWith('-'))) return { spec: entry.fallback, args: words.slice(1) }
+  if (sub === undefined || sub.startsWith('-')) throw new UsageError(`${entry.name} needs a command: ${names.join(', ')} (see: pfin ${entry.name} --help)`)
+  const near = closest(sub, names)
+  throw new UsageError(`unknown command "${entry.name} ${sub}"${near ? ` (did you mean "${near}"?)` : ''}; use ${names.join(', ')}`)
+}
 
-Backups:
-  pfin backup --out DIR                        consistent, verified copy of every database (safe while serving)
-  pfin backup verify DIR                       re-check a backup against its manifest
-  pfin restore --from DIR [--owner ID]         put a backup back (the server must be stopped)
+function exampleOf(spec: CommandSpec, invocation: Invocation): string {
+  return typeof spec.example === 'function' ? spec.example(invocation) : invocation.command(spec.example)
+}
 
-  pfin help | --help                           this text
-  pfin --version                               the version
-
-Every admin command accepts --json and then prints exactly one JSON object.
-Bad arguments: one line on stderr, exit code 2. Configuration: environment variables (see the README).`
-
-const COMMANDS = ['serve', 'mcp', 'owner', 'key', 'backup', 'restore', 'help', 'version']
-
-/** Commands over the control database and owner files: opened for the command, closed after. */
-async function storeCommand(group: 'owner' | 'key', sub: string | undefined, rest: string[]): Promise<number> {
-  const config = loadConfig()
-  const control = new ControlStore(config.dataDir)
-  const tenants = new TenantRegistry(config.dataDir, 4)
-  try {
-    const ctx = { control, tenants, dataDir: config.dataDir, out: createOutput(rest.includes('--json')) }
-    if (group === 'owner') ownerCommand(ctx, sub, rest)
-    else await keyCommand(ctx, sub, rest)
+function printHelp(words: string[]): number {
+  const invocation = new Invocation(adminCommand(), null)
+  if (words.length === 0) {
+    console.log(topHelp(adminCommand()))
     return 0
+  }
+  const entry = words.length === 1 ? ENTRIES[words[0] as string] : undefined
+  const found = entry && isGroup(entry) ? { group: entry } : find(words)
+  console.log('group' in found ? groupHelp(found.group, invocation.command(found.group.example)) : commandHelp(found.spec, exampleOf(found.spec, invocation)))
+  return 0
+}
+
+/**
+ * A command that only works on data refuses a data folder that does not exist (or is a file),
+ * naming it and creating nothing: a usage error. One that may create the folder leaves the
+ * checks to `prepareDir`, whose failure to create or write it is a failure while running.
+ */
+function checkDataDir(spec: CommandSpec, dir: string, source: string): void {
+  if (spec.dataDir !== 'needs') return
+  if (!existsSync(dir)) throw new UsageError(`the data folder ${dir} (${source}) does not exist; nothing was created (check the path)`)
+  if (!statSync(dir).isDirectory()) throw new UsageError(`the data folder ${dir} (${source}) is a file, not a folder`)
+}
+
+async function runCommand(spec: CommandSpec, args: string[]): Promise<number> {
+  const flags = allFlags(spec).filter((flag) => flag.name !== 'help')
+  const parsed = parseFlags(
+    args,
+    flags.filter((flag) => flag.value !== undefined).map((flag) => flag.name),
+    flags.filter((flag) => flag.value === undefined).map((flag) => flag.name),
+  )
+  const expected = spec.positionals ?? []
+  if (parsed.positionals.length !== expected.length) {
+    const usage = `usage: pfin ${spec.name}${spec.usage ? ` ${spec.usage}` : ''}`
+    throw new UsageError(
+      parsed.positionals.length > expected.length && expected.length === 0
+        ? `pfin ${spec.name} takes no arguments (got "${parsed.positionals[0]}"); a value with spaces needs quotes, as in --name "Ana Silva"`
+        : usage,
+    )
+  }
+  const dataDirFlag = spec.dataDir === 'none' ? undefined : optional(parsed.flags, 'data-dir')
+  const fromEnv = process.env.DATA_DIR?.trim() || undefined
+  const config = loadConfig({ ...process.env, ...(dataDirFlag === undefined ? {} : { DATA_DIR: dataDirFlag }) })
+  checkDataDir(spec, config.dataDir, dataDirFlag !== undefined ? '--data-dir' : fromEnv ? 'DATA_DIR' : 'the default, ./data')
+  const chosen = dataDirFlag !== undefined || fromEnv !== undefined
+  const session = new Session(config, parsed.flags.json === true, new Invocation(adminCommand(), chosen ? config.dataDir : null), spec.dataDir === 'creates')
+  try {
+    return await spec.run(session, parsed)
   } finally {
-    tenants.closeAll()
-    control.close()
+    session.close()
   }
 }
 
 async function dispatch(argv: string[]): Promise<number> {
-  const [group, sub, ...rest] = argv
-  switch (group) {
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      console.log(HELP)
-      return 0
-    case 'version':
-    case '--version':
-    case '-v':
-      console.log(argv.includes('--json') ? JSON.stringify({ version: packageJson.version }) : `pfin ${packageJson.version}`)
-      return 0
-    case 'serve':
-      return await serve(argv.slice(1))
-    case 'mcp':
-      return await mcpBridge()
-    case 'backup':
-    case 'restore': {
-      const json = argv.includes('--json')
-      const ctx = { dataDir: loadConfig().dataDir, out: createOutput(json), json }
-      return group === 'backup' ? await backupCommand(ctx, argv.slice(1)) : await restoreCommand(ctx, argv.slice(1))
-    }
-    case 'owner':
-    case 'key':
-      return await storeCommand(group, sub, rest)
-    default: {
-      const near = closest(group, COMMANDS)
-      throw new UsageError(`unknown command "${group}"${near ? `; did you mean "${near}"?` : ''} (run "pfin help")`)
-    }
+  const [first] = argv
+  if (first === undefined || first === '--help' || first === '-h') return printHelp([])
+  if (first === 'help') return printHelp(argv.slice(1))
+  if (first === 'version' || first === '--version' || first === '-v') {
+    console.log(argv.includes('--json') ? JSON.stringify({ version: packageJson.version }) : `pfin ${packageJson.version}`)
+    return 0
   }
+  const found = find(argv)
+  if ('group' in found) return printHelp([found.group.name])
+  if (wantsHelp(found.args)) return printHelp(argv.slice(0, argv.length - found.args.length))
+  return await runCommand(found.spec, found.args)
 }
 
 /** Runs one command line and returns the exit code. */

@@ -1,98 +1,155 @@
-import { createKey } from './admin.ts'
 import { isScope, SCOPES, type Scope } from '../platform/scopes.ts'
-import { optional, parseDuration, parseFlags, required, UsageError } from './args.ts'
-import { type AdminContext, ownerExists, suggest } from './owner.ts'
+import { createKey, type KeyOptions, rotateKey } from './admin.ts'
+import { type Flags, optional, parseDuration, required, UsageError } from './args.ts'
+import { ownerExists } from './owner-fields.ts'
+import type { CommandSpec, FlagSpec, GroupSpec } from './spec.ts'
 
+/**
+ * `--scopes a,b`: every item a known scope, once. An empty item (`a,,b`, a trailing comma) or
+ * a repeat is refused rather than dropped: it is most often a typo where a scope was meant.
+ */
 function parseScopes(text: string | undefined, all: boolean): Scope[] {
   if (all && text !== undefined) throw new UsageError('use either --scopes or --all-scopes, not both')
   if (all || text === undefined) return [...SCOPES]
-  const scopes = [
-    ...new Set(
-      text
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    ),
-  ]
-  if (scopes.length === 0) throw new UsageError('--scopes needs at least one scope')
+  const scopes = text.split(',').map((s) => s.trim())
+  if (scopes.some((s) => s === '')) throw new UsageError(`--scopes has an empty item in "${text}"; separate scopes with single commas`)
+  const repeated = scopes.find((s, i) => scopes.indexOf(s) !== i)
+  if (repeated) throw new UsageError(`--scopes lists ${repeated} more than once`)
   const unknown = scopes.filter((s) => !isScope(s))
   if (unknown.length) throw new UsageError(`unknown scope ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`)
   return scopes as Scope[]
 }
 
+/** The flags `key create` and `owner create --with-key` share; `nameFlag` is the key's label flag. */
+export function keyFlagSpecs(nameFlag: string): FlagSpec[] {
+  return [
+    { name: 'scopes', value: 's1,s2', about: `the key's scopes, comma-separated (default: all nine: ${SCOPES.join(', ')})` },
+    { name: 'all-scopes', about: 'all nine scopes (the default, said out loud)' },
+    { name: nameFlag, value: 'LABEL', about: 'a label for key list (at most 200 characters)' },
+    { name: 'expires-in', value: '30d', about: 'the key stops working after this long: 45s, 90m, 12h, 30d, 2w (default: never)' },
+  ]
+}
+
+export function keyOptions(flags: Flags, nameFlag: string): KeyOptions {
+  const scopes = parseScopes(optional(flags, 'scopes'), flags['all-scopes'] === true)
+  const name = optional(flags, nameFlag) ?? null
+  if (name !== null && name.length > 200) throw new UsageError(`--${nameFlag} must be at most 200 characters`)
+  const expiresIn = optional(flags, 'expires-in')
+  return { scopes, name, ttlMs: expiresIn === undefined ? null : parseDuration(expiresIn) }
+}
+
 const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString())
+const OWNER_FLAG: FlagSpec = { name: 'owner', value: 'ID', about: 'the owner (see: owner list)' }
 
-const KEY_COMMANDS = ['create', 'list', 'revoke', 'rotate']
+const create: CommandSpec = {
+  name: 'key create',
+  summary: 'make an API key for an owner; the key is printed once and never again (only its hash is stored)',
+  usage: '--owner ID [--scopes s1,s2 | --all-scopes] [--name LABEL] [--expires-in 30d]',
+  flags: [OWNER_FLAG, ...keyFlagSpecs('name')],
+  example: 'key create --owner "$OWNER" --scopes me:read,transactions:read --name "budget dashboard" --expires-in 90d',
+  dataDir: 'needs',
+  notes: 'Prints (--json): {"id", "key", "scopes"}.',
+  async run(s, { flags }) {
+    const ownerId = required(flags, 'owner')
+    const options = keyOptions(flags, 'name')
+    ownerExists(s, ownerId)
+    const created = await createKey(s.control, { ownerId, ...options })
+    s.out.result(created, `Created key ${created.id} with scopes ${created.scopes.join(', ')}.\nThis is the only time the key is shown:\n\n  ${created.key}\n`)
+    return 0
+  },
+}
 
-export async function keyCommand(ctx: AdminContext, sub: string | undefined, args: string[]): Promise<void> {
-  switch (sub) {
-    case 'create': {
-      const { flags } = parseFlags(args, ['owner', 'scopes', 'name', 'expires-in'], ['all-scopes'])
-      const ownerId = required(flags, 'owner')
-      const scopes = parseScopes(optional(flags, 'scopes'), flags['all-scopes'] === true)
-      const name = optional(flags, 'name') ?? null
-      if (name !== null && name.length > 200) throw new UsageError('--name must be at most 200 characters')
-      const expiresIn = optional(flags, 'expires-in')
-      const ttl = expiresIn === undefined ? null : parseDuration(expiresIn)
-      ownerExists(ctx.control, ownerId)
-      const created = await createKey(ctx.control, { ownerId, scopes, name, ttlMs: ttl })
-      ctx.out.result(created, `Created key ${created.id} with scopes ${scopes.join(', ')}.\nThis is the only time the key is shown:\n\n  ${created.key}\n`)
-      return
-    }
-    case 'list': {
-      const { flags } = parseFlags(args, ['owner'])
-      const ownerId = required(flags, 'owner')
-      ownerExists(ctx.control, ownerId)
-      const keys = ctx.control
-        .listKeys(ownerId)
-        .map(({ id, name, scopes, createdAt, lastUsedAt, expiresAt, revokedAt }) => ({ id, name, scopes, createdAt, lastUsedAt, expiresAt, revokedAt }))
-      const lines = keys.map(
-        (k) =>
-          `${k.id}  ${k.revokedAt ? 'revoked' : 'active '}  ${k.name ?? '-'}  created ${iso(k.createdAt)}  last used ${iso(k.lastUsedAt)}  expires ${iso(k.expiresAt)}  [${k.scopes.join(',')}]`,
-      )
-      ctx.out.result({ keys }, keys.length ? lines.join('\n') : 'No keys for this owner.')
-      return
-    }
-    case 'revoke': {
-      const { positionals } = parseFlags(args, [])
-      const [keyId, ...extra] = positionals
-      if (!keyId || extra.length) throw new UsageError('usage: key revoke KEY_ID')
-      if (!ctx.control.revokeKey(keyId, Date.now())) throw new UsageError(`no key with id "${keyId}"`)
-      ctx.out.result({ id: keyId, revoked: true }, `Revoked ${keyId}; it stops working on its next request.`)
-      return
-    }
-    case 'rotate': {
-      const { flags, positionals } = parseFlags(args, ['grace'])
-      const [keyId, ...extra] = positionals
-      if (!keyId || extra.length) throw new UsageError('usage: key rotate KEY_ID [--grace 24h]')
-      const old = ctx.control.findKey(keyId)
-      const now = Date.now()
-      // An expired key is not active either: its "rotation" would be a new key born expired.
-      if (!old || old.key.revokedAt !== null || (old.key.expiresAt !== null && old.key.expiresAt <= now)) {
-        throw new UsageError(`no active key with id "${keyId}" (it is unknown, revoked or expired; make a new one with key create)`)
-      }
-      const graceText = optional(flags, 'grace') ?? '24h'
-      const graceMs = graceText === '0' ? 0 : parseDuration(graceText, 'grace')
-      const created = await createKey(ctx.control, {
-        ownerId: old.key.ownerId,
-        scopes: old.key.scopes as Scope[],
-        name: old.key.name,
-        ttlMs: old.key.expiresAt === null ? null : Math.max(0, old.key.expiresAt - Date.now()),
-      })
-      // The old key never outlives its own expiry: the grace period only shortens what it has left.
-      const oldStopsAt = Math.min(Date.now() + graceMs, old.key.expiresAt ?? Number.POSITIVE_INFINITY)
-      if (graceMs === 0) ctx.control.revokeKey(keyId, oldStopsAt)
-      else ctx.control.expireKeyBy(keyId, oldStopsAt)
-      ctx.out.result(
-        { ...created, replaces: keyId, oldKeyStopsAt: oldStopsAt },
-        `Created key ${created.id} with the scopes of ${keyId}.\nThis is the only time the key is shown:\n\n  ${created.key}\n\n` +
-          `${keyId} stops working ${graceMs === 0 ? 'now' : `at ${new Date(oldStopsAt).toISOString()}`}: switch your client to the new key before then.`,
-      )
-      return
-    }
-    default:
-      throw new UsageError(
-        sub ? `unknown command "key ${sub}"${suggest(sub, KEY_COMMANDS)}; use ${KEY_COMMANDS.join(', ')}` : `key needs a command: ${KEY_COMMANDS.join(', ')}`,
-      )
-  }
+const list: CommandSpec = {
+  name: 'key list',
+  summary: "an owner's keys, with no secrets: scopes, last use, expiry, revocation, replacement",
+  usage: '--owner ID',
+  flags: [OWNER_FLAG],
+  example: 'key list --owner "$OWNER"',
+  dataDir: 'needs',
+  notes: 'Prints (--json): {"keys": [{id, name, scopes, createdAt, lastUsedAt, expiresAt, revokedAt, replacedBy}]} (times in epoch ms).',
+  run(s, { flags }) {
+    const ownerId = required(flags, 'owner')
+    ownerExists(s, ownerId)
+    const keys = s.control.listKeys(ownerId).map(({ id, name, scopes, createdAt, lastUsedAt, expiresAt, revokedAt, replacedBy }) => ({
+      id,
+      name,
+      scopes,
+      createdAt,
+      lastUsedAt,
+      expiresAt,
+      revokedAt,
+      replacedBy,
+    }))
+    const now = Date.now()
+    const state = (k: (typeof keys)[number]) => (k.revokedAt !== null ? 'revoked' : k.expiresAt !== null && k.expiresAt <= now ? 'expired' : 'active ')
+    const lines = keys.map(
+      (k) =>
+        `${k.id}  ${state(k)}  ${k.name ?? '-'}  created ${iso(k.createdAt)}  last used ${iso(k.lastUsedAt)}  expires ${iso(k.expiresAt)}  [${k.scopes.join(',')}]` +
+        (k.replacedBy ? `  replaced by ${k.replacedBy}` : ''),
+    )
+    s.out.result({ keys }, keys.length ? lines.join('\n') : 'No keys for this owner.')
+    return 0
+  },
+}
+
+const revoke: CommandSpec = {
+  name: 'key revoke',
+  summary: 'stop a key at once (a running server refuses it within a second)',
+  usage: 'KEY_ID',
+  flags: [],
+  positionals: ['KEY_ID'],
+  example: 'key revoke key_0193…',
+  dataDir: 'needs',
+  notes: 'Prints (--json): {"id", "revoked": true}. Revoking a revoked key keeps its first revocation time.',
+  run(s, { positionals: [keyId] }) {
+    if (!s.control.revokeKey(keyId as string, Date.now())) throw new UsageError(`no key with id "${keyId}"`)
+    s.out.result({ id: keyId, revoked: true }, `Revoked ${keyId}; it stops working on its next request.`)
+    return 0
+  },
+}
+
+const rotate: CommandSpec = {
+  name: 'key rotate',
+  summary: 'replace a key: a new key with the same owner, scopes and name; the old one keeps working for a grace period, then stops',
+  usage: 'KEY_ID [--grace 24h] [--expires-in 90d|never]',
+  flags: [
+    { name: 'grace', value: '24h', about: 'how long the old key keeps working: 45s, 90m, 12h, 30d, 2w, or 0 for not at all (default 24h)' },
+    {
+      name: 'expires-in',
+      value: '90d',
+      about:
+        "the new key's expiry from now, or never (default: the old key's own lifetime again, so a 30-day key gets 30 new days; a key that never expired gives one that never expires)",
+    },
+  ],
+  positionals: ['KEY_ID'],
+  example: 'key rotate key_0193… --grace 2h --expires-in 90d',
+  dataDir: 'needs',
+  notes: [
+    'A key has one live replacement at a time: rotating a key whose replacement still works is refused (exit 2) and',
+    'names the replacement; rotate that one instead. Rotating the replacement also ends the older key by the same time.',
+    'The old key stops after the grace period, or at its own expiry if that comes first. Expired or revoked keys are',
+    'not rotated (make a new one with key create).',
+    'Prints (--json): {"id", "key", "scopes", "expiresAt", "replaces", "oldKeyStopsAt"}.',
+  ].join('\n'),
+  async run(s, { flags, positionals: [keyId] }) {
+    const graceText = optional(flags, 'grace') ?? '24h'
+    const graceMs = graceText === '0' ? 0 : parseDuration(graceText, 'grace')
+    const expiresIn = optional(flags, 'expires-in')
+    const expiresInMs = expiresIn === undefined ? undefined : expiresIn === 'never' ? null : parseDuration(expiresIn)
+    const rotated = await rotateKey(s.control, { keyId: keyId as string, graceMs, expiresInMs, command: (args) => s.invocation.command(args) })
+    s.out.result(
+      rotated,
+      `Created key ${rotated.id} with the scopes of ${keyId}; it ${rotated.expiresAt === null ? 'does not expire' : `expires at ${iso(rotated.expiresAt)}`}.\n` +
+        `This is the only time the key is shown:\n\n  ${rotated.key}\n\n` +
+        `${keyId} stops working ${graceMs === 0 ? 'now' : `at ${iso(rotated.oldKeyStopsAt)}`}: switch your client to the new key before then.`,
+    )
+    return 0
+  },
+}
+
+export const keyGroup: GroupSpec = {
+  name: 'key',
+  summary: "API keys: made, listed, revoked and rotated by the operator; the key's secret is shown once",
+  commands: [create, list, revoke, rotate],
+  example: 'key list --owner "$OWNER"',
 }

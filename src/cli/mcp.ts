@@ -1,5 +1,21 @@
 import { decodeJsonVerbatim } from '../platform/json.ts'
 import { UsageError } from './args.ts'
+import { adminCommand } from './invocation.ts'
+import type { CommandSpec } from './spec.ts'
+
+export const mcpSpec: CommandSpec = {
+  name: 'mcp',
+  summary: 'MCP over stdio for desktop agents: forwards each message to PFIN_URL/mcp with the key in PFIN_API_KEY',
+  usage: '',
+  flags: [],
+  example: 'mcp',
+  dataDir: 'none',
+  json: false,
+  notes:
+    'Environment: PFIN_API_KEY (required: the key the agent may use), PFIN_URL (default http://127.0.0.1:3000).\n' +
+    'Reads one JSON-RPC message per line on stdin and writes the answers on stdout; logs go to stderr.',
+  run: () => mcpBridge(),
+}
 
 /**
  * `pfin mcp`: a stdio bridge for desktop agents (CONTRACT §17). It reads MCP messages from
@@ -10,7 +26,7 @@ import { UsageError } from './args.ts'
  */
 export async function mcpBridge(env: Record<string, string | undefined> = process.env): Promise<number> {
   const key = env.PFIN_API_KEY?.trim()
-  if (!key) throw new UsageError('PFIN_API_KEY must hold the API key the agent may use (see: key create)')
+  if (!key) throw new UsageError(`PFIN_API_KEY must hold the API key the agent may use (make one: ${adminCommand()} key create --owner OWNER_ID)`)
   let endpoint: URL
   try {
     // The server's base URL, kept with its path (a reverse proxy may serve pfin under /pfin); its /mcp given whole works too.

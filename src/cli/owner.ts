@@ -1,152 +1,185 @@
 import { existsSync, rmSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import type { ControlStore } from '../db/control/store.ts'
-import type { TenantRegistry } from '../db/tenant/registry.ts'
 import { profile } from '../db/tenant/schema.ts'
-import { createOwner } from './admin.ts'
-import { closest } from '../platform/nearest.ts'
-import { type Flags, optional, parseFlags, required, UsageError } from './args.ts'
-import { adminCommand } from './invocation.ts'
-import type { Output } from './output.ts'
+import { SCOPES } from '../platform/scopes.ts'
+import { createOwner, createOwnerWithKey, type NewKey, type NewOwner } from './admin.ts'
+import { type Flags, required, UsageError } from './args.ts'
+import { keyFlagSpecs, keyOptions } from './key.ts'
+import { ownerExists, ownerFields, PROFILE_FLAGS } from './owner-fields.ts'
+import type { Session } from './session.ts'
+import type { CommandSpec, FlagSpec, GroupSpec } from './spec.ts'
 
-export interface AdminContext {
-  control: ControlStore
-  tenants: TenantRegistry
-  out: Output
+const OWNER_FLAG: FlagSpec = { name: 'owner', value: 'ID', about: 'the owner (see: owner list)' }
+const KEY_FLAGS = keyFlagSpecs('key-name')
+
+function newOwner(flags: Flags): NewOwner {
+  const name = required(flags, 'name')
+  const fields = ownerFields(flags)
+  return {
+    name,
+    email: fields.email ?? null,
+    country: fields.country ?? null,
+    defaultCurrency: fields.defaultCurrency ?? null,
+    preferredLanguage: fields.preferredLanguage ?? null,
+    tier: fields.tier ?? 'pro',
+  }
 }
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
-const COUNTRY = /^[A-Z]{2}$/
-const CURRENCY = /^[A-Z][A-Z0-9]{2,9}$/
-const LANGUAGE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/
 
 /**
- * A checked flag: absent → undefined. Values are taken as given, never normalised: the CLI
- * accepts exactly what the API accepts (CONTRACT §3), so `--currency eur` is refused like
- * `"currency": "eur"` is.
+ * `--with-key` without --json: stdout holds exactly `export PFIN_API_KEY=…`, so that
+ * `eval "$(… owner create --name N --with-key)"` sets the variable; what a person reads goes to
+ * stderr, which eval leaves on the terminal. The key's characters (`pfk_`, hex, base64url)
+ * need no quoting in the shell.
  */
-function checked(flags: Flags, name: string, pattern: RegExp, what: string): string | undefined {
-  const value = optional(flags, name)
-  if (value === undefined) return undefined
-  if (!pattern.test(value)) throw new UsageError(`--${name} must be ${what} (got "${value}")`)
-  return value
+function printFirstKey(s: Session, ownerId: string, name: string, key: NewKey, expiresAt: number | null): void {
+  process.stdout.write(`export PFIN_API_KEY=${key.key}\n`)
+  const scopes = key.scopes.length === SCOPES.length ? 'all nine scopes' : `the scopes ${key.scopes.join(', ')}`
+  const port = s.config.port === 0 ? '<the port the server printed>' : String(s.config.port)
+  const lines = [
+    `Created owner ${ownerId} (${name}) and its first API key, ${key.id}, with ${scopes}; ${expiresAt === null ? 'it does not expire' : `it expires at ${new Date(expiresAt).toISOString()}`}.`,
+    `The key is printed once, on stdout, as an export line: it cannot be shown again (another key: ${s.invocation.command(`key create --owner ${ownerId}`)}).`,
+  ]
+  if (process.stdout.isTTY) lines.push('To set PFIN_API_KEY in this shell, paste the export line above.')
+  lines.push('Next, with the server running:', `  curl -s http://localhost:${port}/v1/me -H "Authorization: Bearer $PFIN_API_KEY"`)
+  process.stderr.write(`${lines.join('\n')}\n`)
 }
 
-const PROFILE_FLAGS = ['name', 'email', 'country', 'currency', 'language', 'tier']
-
-/** The owner fields the flags set; absent flags are left out. */
-function ownerFields(flags: Flags) {
-  const fields: { name?: string; email?: string; country?: string; defaultCurrency?: string; preferredLanguage?: string; tier?: 'pro' | 'free' } = {}
-  const name = optional(flags, 'name')
-  if (name !== undefined) {
-    if (name.length > 200) throw new UsageError('--name must be at most 200 characters')
-    fields.name = name
-  }
-  const tier = optional(flags, 'tier')
-  if (tier !== undefined) {
-    if (tier !== 'pro' && tier !== 'free') throw new UsageError(`--tier must be pro or free (got "${tier}")`)
-    fields.tier = tier
-  }
-  const set = (key: keyof typeof fields, value: string | undefined) => {
-    if (value !== undefined) (fields as Record<string, string>)[key] = value
-  }
-  set('email', checked(flags, 'email', EMAIL, 'an email address'))
-  set('country', checked(flags, 'country', COUNTRY, 'an upper-case ISO 3166-1 alpha-2 code such as DE'))
-  set('defaultCurrency', checked(flags, 'currency', CURRENCY, 'an upper-case currency code such as EUR'))
-  set('preferredLanguage', checked(flags, 'language', LANGUAGE, 'a BCP 47 tag such as en or pt-BR'))
-  return fields
+const create: CommandSpec = {
+  name: 'owner create',
+  summary: 'make an owner (a person whose money pfin keeps), with its own database file; --with-key also makes its first API key',
+  usage:
+    '--name N [--email E] [--country CC] [--currency CUR] [--language TAG] [--tier pro|free] [--with-key [--scopes s1,s2 | --all-scopes] [--key-name LABEL] [--expires-in 30d]]',
+  flags: [
+    ...PROFILE_FLAGS,
+    { name: 'with-key', about: 'also make the owner\'s first API key; stdout is then only "export PFIN_API_KEY=…" (for eval)' },
+    ...KEY_FLAGS.map((flag) => ({ ...flag, about: `with --with-key: ${flag.about}` })),
+  ],
+  example: (invocation) => `eval "$(${invocation.quiet().command('owner create --name "Ana" --with-key')})"`,
+  dataDir: 'creates',
+  notes: [
+    'Prints (--json): {"id"}; with --with-key {"id", "key": {"id", "key", "scopes"}}.',
+    'With --with-key and without --json, stdout is exactly one line, export PFIN_API_KEY=pfk_…, and stderr says',
+    'what was made, that the key is shown only this once, and the curl command to try next (the port from PORT).',
+  ].join('\n'),
+  async run(s, { flags }) {
+    const owner = newOwner(flags)
+    if (flags['with-key'] !== true) {
+      const given = KEY_FLAGS.find((flag) => flags[flag.name] !== undefined)
+      if (given) throw new UsageError(`--${given.name} goes with --with-key (or make the key later with key create)`)
+      const created = createOwner(s.control, s.tenants, owner)
+      s.out.result({ id: created.id }, `Created owner ${created.id} (${owner.name}).\nNext: ${s.invocation.command(`key create --owner ${created.id}`)}`)
+      return 0
+    }
+    const options = keyOptions(flags, 'key-name')
+    const made = await createOwnerWithKey(s.control, s.tenants, owner, options)
+    if (s.json) s.out.result({ id: made.owner.id, key: made.key }, '')
+    else printFirstKey(s, made.owner.id, owner.name as string, made.key, options.ttlMs == null ? null : made.owner.createdAt + options.ttlMs)
+    return 0
+  },
 }
 
-export function ownerExists(control: ControlStore, id: string): void {
-  if (!control.findOwner(id)) throw new UsageError(`no owner with id "${id}" (see: owner list)`)
+const list: CommandSpec = {
+  name: 'owner list',
+  summary: 'every owner, oldest first',
+  usage: '',
+  flags: [],
+  example: 'owner list',
+  dataDir: 'needs',
+  notes: 'Prints (--json): {"owners": [{id, name, email, tier}]}.',
+  run(s) {
+    // A data folder with no control.db yet has no owners; reading it must not create one.
+    const owners = s.hasData() ? s.control.listOwners().map(({ id, name, email, tier }) => ({ id, name, email, tier })) : []
+    const lines = owners.map((o) => `${o.id}  ${o.tier.padEnd(4)}  ${o.name ?? ''}${o.email ? ` <${o.email}>` : ''}`)
+    s.out.result(
+      { owners },
+      owners.length ? lines.join('\n') : `No owners yet. Create one: ${s.invocation.command('owner create --name "Your Name" --with-key')}`,
+    )
+    return 0
+  },
 }
 
-const OWNER_COMMANDS = ['create', 'list', 'update', 'delete', 'export']
-
-export function suggest(word: string, known: readonly string[]): string {
-  const near = closest(word, known)
-  return near ? ` (did you mean "${near}"?)` : ''
+const update: CommandSpec = {
+  name: 'owner update',
+  summary: "change an owner's profile or tier (a running server uses the change within a second)",
+  usage: '--owner ID [--name N] [--email E] [--country CC] [--currency CUR] [--language TAG] [--tier pro|free]',
+  flags: [OWNER_FLAG, ...PROFILE_FLAGS],
+  example: 'owner update --owner "$OWNER" --tier free',
+  dataDir: 'needs',
+  notes: 'Prints (--json): {"owner": {…}}.',
+  run(s, { flags }) {
+    const ownerId = required(flags, 'owner')
+    ownerExists(s, ownerId)
+    const { tier, ...profileFields } = ownerFields(flags)
+    if (tier === undefined && Object.keys(profileFields).length === 0)
+      throw new UsageError(`owner update needs something to change: ${PROFILE_FLAGS.map((f) => `--${f.name}`).join(', ')}`)
+    // The owner's file keeps its own copy of the profile, so it stays a complete export. It is
+    // opened first: a missing or damaged file fails the command before anything has changed.
+    const tenant = Object.keys(profileFields).length > 0 ? s.tenants.get(ownerId) : undefined
+    s.control.updateOwner(ownerId, { ...profileFields, ...(tier ? { tier } : {}) })
+    tenant?.db.update(profile).set(profileFields).run()
+    s.out.result({ owner: s.control.findOwner(ownerId) }, `Updated ${ownerId}; a running server uses the change within a second.`)
+    return 0
+  },
 }
 
-export function ownerCommand(ctx: AdminContext, sub: string | undefined, args: string[]): void {
-  switch (sub) {
-    case 'create': {
-      const { flags } = parseFlags(args, PROFILE_FLAGS)
-      const name = required(flags, 'name')
-      const fields = ownerFields(flags)
-      const owner = createOwner(ctx.control, ctx.tenants, {
-        name,
-        email: fields.email ?? null,
-        country: fields.country ?? null,
-        defaultCurrency: fields.defaultCurrency ?? null,
-        preferredLanguage: fields.preferredLanguage ?? null,
-        tier: fields.tier ?? 'pro',
-      })
-      ctx.out.result({ id: owner.id }, `Created owner ${owner.id} (${name}).\nNext: ${adminCommand()} key create --owner ${owner.id}`)
-      return
-    }
-    case 'update': {
-      const { flags } = parseFlags(args, ['owner', ...PROFILE_FLAGS])
-      const ownerId = required(flags, 'owner')
-      ownerExists(ctx.control, ownerId)
-      const { tier, ...profileFields } = ownerFields(flags)
-      if (tier === undefined && Object.keys(profileFields).length === 0)
-        throw new UsageError(`owner update needs something to change: ${PROFILE_FLAGS.map((f) => `--${f}`).join(', ')}`)
-      // The owner's file keeps its own copy of the profile, so it stays a complete export. It is
-      // opened first: a missing or damaged file fails the command before anything has changed.
-      const tenant = Object.keys(profileFields).length > 0 ? ctx.tenants.get(ownerId) : undefined
-      ctx.control.updateOwner(ownerId, { ...profileFields, ...(tier ? { tier } : {}) })
-      tenant?.db.update(profile).set(profileFields).run()
-      const owner = ctx.control.findOwner(ownerId)
-      ctx.out.result({ owner }, `Updated ${ownerId}; a running server uses the change within a second.`)
-      return
-    }
-    case 'delete': {
-      const { flags } = parseFlags(args, ['owner'], ['yes'])
-      const ownerId = required(flags, 'owner')
-      ownerExists(ctx.control, ownerId)
-      const file = ctx.tenants.pathFor(ownerId)
-      const keys = ctx.control.listKeys(ownerId).length
-      if (flags.yes !== true) {
-        ctx.out.result(
-          { deleted: false, owner: ownerId, keys, file },
-          `Would delete owner ${ownerId}, its ${keys} key(s) and its database ${file}${existsSync(file) ? ` (${statSync(file).size} bytes)` : ''}.\n` +
-            `Nothing was deleted. Take a backup or an export first, then run again with --yes.`,
-        )
-        return
-      }
-      // Keys first (a running server refuses them within a second), then the file.
-      const removed = ctx.control.deleteOwner(ownerId)
-      ctx.tenants.evict(ownerId)
-      for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
-      ctx.out.result({ deleted: true, owner: ownerId, keys: removed.keys, file }, `Deleted owner ${ownerId}, ${removed.keys} key(s) and ${file}.`)
-      return
-    }
-    case 'list': {
-      parseFlags(args, [])
-      const owners = ctx.control.listOwners().map(({ id, name, email, tier }) => ({ id, name, email, tier }))
-      const lines = owners.map((o) => `${o.id}  ${o.tier.padEnd(4)}  ${o.name ?? ''}${o.email ? ` <${o.email}>` : ''}`)
-      ctx.out.result({ owners }, owners.length ? lines.join('\n') : `No owners yet. Create one: ${adminCommand()} owner create --name "Your Name"`)
-      return
-    }
-    case 'export': {
-      const { flags } = parseFlags(args, ['owner', 'out'])
-      const ownerId = required(flags, 'owner')
-      ownerExists(ctx.control, ownerId)
-      const out = resolve(required(flags, 'out'))
-      if (existsSync(out)) throw new UsageError(`--out ${out} already exists; choose a new file`)
-      if (!existsSync(dirname(out))) throw new UsageError(`--out: the folder ${dirname(out)} does not exist`)
-      if (process.stderr.isTTY && !args.includes('--json')) process.stderr.write(`exporting ${ownerId}…\n`)
-      // VACUUM INTO writes a consistent snapshot, safe while the server is writing.
-      ctx.tenants.get(ownerId).sqlite.run('VACUUM INTO ?', [out])
-      ctx.out.result({ out }, `Exported ${ownerId} to ${out}`)
-      return
-    }
-    default:
-      throw new UsageError(
-        sub
-          ? `unknown command "owner ${sub}"${suggest(sub, OWNER_COMMANDS)}; use ${OWNER_COMMANDS.join(', ')}`
-          : `owner needs a command: ${OWNER_COMMANDS.join(', ')}`,
+const remove: CommandSpec = {
+  name: 'owner delete',
+  summary: 'delete an owner, its keys and its database file; without --yes only shows what it would delete',
+  usage: '--owner ID [--yes]',
+  flags: [OWNER_FLAG, { name: 'yes', about: 'really delete (without it: show what would be deleted, change nothing, exit 2)' }],
+  example: 'owner delete --owner "$OWNER" --yes',
+  dataDir: 'needs',
+  notes: 'Prints (--json): {"deleted", "owner", "keys", "file"}. Take a backup (or owner export) first: nothing keeps a copy.',
+  run(s, { flags }) {
+    const ownerId = required(flags, 'owner')
+    ownerExists(s, ownerId)
+    const file = s.tenants.pathFor(ownerId)
+    const keys = s.control.listKeys(ownerId).length
+    if (flags.yes !== true) {
+      s.out.result(
+        { deleted: false, owner: ownerId, keys, file },
+        `Would delete owner ${ownerId}, its ${keys} key(s) and its database ${file}${existsSync(file) ? ` (${statSync(file).size} bytes)` : ''}.`,
       )
-  }
+      // Not done is not success: a script must not carry on as if the owner were gone.
+      process.stderr.write(
+        `pfin: nothing was deleted; take a backup or an export first, then: ${s.invocation.command(`owner delete --owner ${ownerId} --yes`)}\n`,
+      )
+      return 2
+    }
+    // Keys first (a running server refuses them within a second), then the file.
+    const removed = s.control.deleteOwner(ownerId)
+    s.tenants.evict(ownerId)
+    for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
+    s.out.result({ deleted: true, owner: ownerId, keys: removed.keys, file }, `Deleted owner ${ownerId}, ${removed.keys} key(s) and ${file}.`)
+    return 0
+  },
+}
+
+const exportOwner: CommandSpec = {
+  name: 'owner export',
+  summary: "a consistent copy of the owner's database file (VACUUM INTO), safe while the server runs",
+  usage: '--owner ID --out FILE',
+  flags: [OWNER_FLAG, { name: 'out', value: 'FILE', about: 'the new file to write; it must not exist, its folder must' }],
+  example: 'owner export --owner "$OWNER" --out ana.db',
+  dataDir: 'needs',
+  notes: 'Prints (--json): {"out"} (the absolute path).',
+  run(s, { flags }) {
+    const ownerId = required(flags, 'owner')
+    const out = resolve(required(flags, 'out'))
+    ownerExists(s, ownerId)
+    if (existsSync(out)) throw new UsageError(`--out ${out} already exists; choose a new file`)
+    if (!existsSync(dirname(out))) throw new UsageError(`--out: the folder ${dirname(out)} does not exist`)
+    if (process.stderr.isTTY && !s.json) process.stderr.write(`exporting ${ownerId}…\n`)
+    // VACUUM INTO writes a consistent snapshot, safe while the server is writing.
+    s.tenants.get(ownerId).sqlite.run('VACUUM INTO ?', [out])
+    s.out.result({ out }, `Exported ${ownerId} to ${out}`)
+    return 0
+  },
+}
+
+export const ownerGroup: GroupSpec = {
+  name: 'owner',
+  summary: 'owners: the people whose money pfin keeps, each in a database file of its own',
+  commands: [create, list, update, remove, exportOwner],
+  example: 'owner list',
 }

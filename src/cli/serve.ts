@@ -1,8 +1,9 @@
 import { ConfigError, loadConfig } from '../config.ts'
 import { closePlatform, createApp, createPlatform, listen, startMaintenance } from '../server.ts'
 import { scheduleBackups } from '../ops/schedule.ts'
-import { optional, parseFlags, UsageError } from './args.ts'
-import { adminCommand } from './invocation.ts'
+import { type Flags, optional, UsageError } from './args.ts'
+import type { Session } from './session.ts'
+import type { CommandSpec } from './spec.ts'
 
 /** Signals that stop the server gracefully. SIGHUP too: a closed terminal or a service manager's reload must not lose counts. */
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
@@ -14,15 +15,28 @@ const DRAIN_MS = 10_000
  * `serve`: listens until a stop signal, then lets in-flight requests finish, writes the
  * counters and last-use times, and closes the databases (CONTRACT §14).
  */
-export async function serve(args: string[] = []): Promise<number> {
-  const { flags, positionals } = parseFlags(args, ['port', 'host', 'data-dir'])
-  if (positionals.length > 0) throw new UsageError(`serve takes no arguments (got "${positionals[0]}"); see pfin help`)
+export const serveSpec: CommandSpec = {
+  name: 'serve',
+  summary: 'start the API server; it prints its URL, and how to make the first owner while there is none',
+  usage: '[--port N] [--host ADDR] [--data-dir DIR]',
+  flags: [
+    { name: 'port', value: 'N', about: 'the port to listen on (wins over PORT; default 3000; 0: any free port, printed)' },
+    { name: 'host', value: 'ADDR', about: 'the address to listen on (wins over HOST; default 0.0.0.0)' },
+  ],
+  example: 'serve --port 3001 --data-dir /var/lib/pfin',
+  dataDir: 'creates',
+  json: false,
+  notes:
+    'Other settings come from the environment (RATE_LIMIT_PER_MINUTE, BACKUP_DIR, LOG_FORMAT, …; see the docs).\nSIGTERM, SIGINT or SIGHUP stop it gracefully.',
+  run: (session, { flags }) => serve(session, flags),
+}
+
+async function serve(session: Session, flags: Flags): Promise<number> {
   // Flags win over the environment: `pfin serve --port 3001` does what it says.
-  const fromFlags: Record<string, string> = {}
+  const fromFlags: Record<string, string> = { DATA_DIR: session.dataDir }
   for (const [flag, variable] of [
     ['port', 'PORT'],
     ['host', 'HOST'],
-    ['data-dir', 'DATA_DIR'],
   ] as const) {
     const value = optional(flags, flag)
     if (value !== undefined) fromFlags[variable] = value
@@ -77,8 +91,7 @@ export async function serve(args: string[] = []): Promise<number> {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   console.log(`pfin listening on http://${host}:${server.port}`)
   if (!platform.control.hasOwners()) {
-    const admin = adminCommand()
-    console.log(`No owner yet. Create one and a key:\n  ${admin} owner create --name "Your Name"\n  ${admin} key create --owner <ownerId>`)
+    console.log(`No owner yet. Create one and its first API key:\n  ${session.invocation.command('owner create --name "Your Name" --with-key')}`)
   }
   return await stopped
 }

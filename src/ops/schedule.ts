@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { selfCommand } from '../cli/invocation.ts'
+import { selfCommand } from '../platform/program.ts'
 import type { Config } from '../config.ts'
 import { MANIFEST } from './backup.ts'
 

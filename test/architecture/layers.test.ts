@@ -28,8 +28,6 @@ const LAYERS: { name: string; holds: (path: string) => boolean }[] = [
  * none outlives its reason.
  */
 const PENDING: { from: string; to: string; why: string }[] = [
-  // The backup schedule needs the command line that re-runs pfin; being moved out of cli/ elsewhere.
-  { from: 'src/ops/schedule.ts', to: 'src/cli/invocation.ts', why: 'ops → cli' },
 ]
 
 /**

@@ -71,6 +71,11 @@ describe('key create', () => {
   const bad: [string, string[], RegExp][] = [
     ['unknown scope', ['--scopes', 'me:read,money:print'], /money:print/],
     ['--scopes with --all-scopes', ['--scopes', 'me:read', '--all-scopes'], /--all-scopes/],
+    // An empty item is a typo where a scope was meant: refused, not dropped.
+    ['--scopes with an empty item', ['--scopes', 'me:read,,accounts:read'], /--scopes has an empty item/],
+    ['--scopes with a trailing comma', ['--scopes', 'me:read,'], /--scopes has an empty item/],
+    ['--scopes naming a scope twice', ['--scopes', 'me:read,me:read'], /me:read more than once/],
+    ['a stray argument', ['extra'], /takes no arguments/],
     ['bad --expires-in', ['--expires-in', 'soon'], /--expires-in/],
     ['zero --expires-in', ['--expires-in', '0d'], /--expires-in/],
     ['--expires-in with an unknown unit', ['--expires-in', '3y'], /--expires-in/],
@@ -97,8 +102,8 @@ describe('key list', () => {
     const keys = await listKeys(other.id)
     expect(keys).toHaveLength(1)
     const [key] = keys
-    expect(Object.keys(key).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'scopes'])
-    expect(key).toMatchObject({ id: created.id, name: 'laptop', scopes: [...SCOPES], lastUsedAt: null, expiresAt: null, revokedAt: null })
+    expect(Object.keys(key).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'replacedBy', 'revokedAt', 'scopes'])
+    expect(key).toMatchObject({ id: created.id, name: 'laptop', scopes: [...SCOPES], lastUsedAt: null, expiresAt: null, revokedAt: null, replacedBy: null })
     expect(Number.isInteger(key.createdAt)).toBe(true)
     expect(JSON.stringify(keys)).not.toContain(secretOf(created))
     expect(JSON.stringify(keys)).not.toContain('argon2')

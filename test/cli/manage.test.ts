@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { cli, cliDataDir, cliJson, expectUsageError } from './cli.ts'
+import { cli, cliDataDir, cliJson, expectUsageError, parseOneObject } from './cli.ts'
 
 /** The admin commands an operator uses after day one: update, delete, rotate, --version, serve flags. */
 
@@ -60,13 +60,18 @@ describe('owner update', () => {
 })
 
 describe('owner delete', () => {
-  test('without --yes says what it would delete and deletes nothing; with --yes removes the owner, its keys and its file', async () => {
+  test('without --yes says what it would delete, deletes nothing and exits 2; with --yes removes the owner, its keys and its file', async () => {
     const dir = dataDir()
     const { id } = await cliJson(dir, 'owner', 'create', '--name', 'Gone')
     await cliJson(dir, 'key', 'create', '--owner', id)
     const file = join(dir, 'tenants', `${id}.db`)
-    expect(await cliJson(dir, 'owner', 'delete', '--owner', id)).toEqual({ deleted: false, owner: id, keys: 1, file })
+    // Not done is not success: a script must not carry on as if the owner were gone.
+    const preview = await cli(dir, 'owner', 'delete', '--owner', id, '--json')
+    expect(preview.code).toBe(2)
+    expect(parseOneObject(preview.stdout)).toEqual({ deleted: false, owner: id, keys: 1, file })
+    expect(preview.stderr).toContain(`then: bun run admin owner delete --owner ${id} --yes --data-dir ${dir}`)
     expect(existsSync(file)).toBe(true)
+    expect((await cliJson(dir, 'key', 'list', '--owner', id)).keys).toHaveLength(1)
     expect(await cliJson(dir, 'owner', 'delete', '--owner', id, '--yes')).toEqual({ deleted: true, owner: id, keys: 1, file })
     expect(existsSync(file)).toBe(false)
     expect((await cliJson(dir, 'owner', 'list')).owners).toEqual([])

@@ -94,13 +94,13 @@ describe('backup and restore', () => {
 
     expect(await adminJson(env, 'backup', 'verify', out)).toMatchObject({ ok: true, problems: [] })
     // Refused while the server holds DATA_DIR.
-    const refused = await admin(env, 'restore', '--from', out)
+    const refused = await admin(env, 'restore', '--from', out, '--yes')
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain('DATA_DIR')
 
     server.proc.kill('SIGTERM')
     await server.proc.exited
-    expect(await adminJson(env, 'restore', '--from', out)).toMatchObject({ owners: [ownerId], control: true })
+    expect(await adminJson(env, 'restore', '--from', out, '--yes')).toMatchObject({ owners: [ownerId], control: true })
     const again = await startServer(env)
     const restored = await snapshot(again.url, key)
 
@@ -145,7 +145,7 @@ describe('backup and restore', () => {
 
     // Restore one owner: the other's file is left as it is.
     await adminJson(env, 'owner', 'export', '--owner', String(b), '--out', join(tempDir('pfin-x-'), 'b.db'))
-    expect(await adminJson(env, 'restore', '--from', out, '--owner', String(a))).toMatchObject({ owners: [a], control: false })
+    expect(await adminJson(env, 'restore', '--from', out, '--owner', String(a), '--yes')).toMatchObject({ owners: [a], control: false })
 
     const file = join(out, 'tenants', `${a}.db`)
     const bytes = await Bun.file(file).bytes()
@@ -154,7 +154,7 @@ describe('backup and restore', () => {
     const verify = await admin(env, 'backup', 'verify', out)
     // Its output as a failed command is campaign7/backup-verify-failure-output.test.ts's.
     expect({ code: verify.code, names: verify.stderr.includes(`tenants/${a}.db`) }).toEqual({ code: 1, names: true })
-    const restore = await admin(env, 'restore', '--from', out)
+    const restore = await admin(env, 'restore', '--from', out, '--yes')
     expect(restore.code).toBe(1)
     expect(restore.stderr).toContain('does not verify')
   }, 60_000)
@@ -167,7 +167,7 @@ describe('backup and restore', () => {
     const out = join(tempDir('pfin-backups-'), 'b')
     await adminJson(env, 'backup', '--out', out)
     await adminJson(env, 'owner', 'delete', '--owner', String(owner), '--yes')
-    expect(await adminJson(env, 'restore', '--from', out, '--owner', String(owner))).toMatchObject({ owners: [owner] })
+    expect(await adminJson(env, 'restore', '--from', out, '--owner', String(owner), '--yes')).toMatchObject({ owners: [owner] })
     const { keys } = (await adminJson(env, 'key', 'list', '--owner', String(owner))) as { keys: { id: string; revokedAt: number | null }[] }
     expect(keys.map((k) => [k.id, k.revokedAt !== null])).toEqual([[String(key.id), true]])
     const server = await startServer(env)
@@ -186,8 +186,9 @@ describe('backup and restore', () => {
     const env = processEnv(dataDir)
     await adminJson(env, 'owner', 'create', '--name', 'A')
     const parent = tempDir('pfin-backups-')
+    // A refused output path is a usage error (exit 2), as for owner export --out.
     const taken = await admin(env, 'backup', '--out', parent)
-    expect(taken.code).toBe(1)
+    expect(taken.code).toBe(2)
     expect(taken.stderr).toContain('already exists')
     // Cut a backup short: only a hidden partial folder may be left, never one with a manifest.
     const proc = Bun.spawn(['bun', 'src/main.ts', 'backup', '--out', join(parent, 'cut')], {

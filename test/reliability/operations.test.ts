@@ -117,10 +117,14 @@ describe('an unusable DATA_DIR', () => {
     expect(result.stderr).toContain(dataDir)
     expect(result.stderr).toContain('DATA_DIR')
     expect(result.stderr).not.toContain('unable to open database file')
-    // The same for admin commands.
-    const admin = Bun.spawnSync(['bun', MAIN, 'owner', 'list'], { cwd: ROOT, env: processEnv(dataDir) })
+    // The same for admin commands that would create it (a failure while running, exit 1)…
+    const admin = Bun.spawnSync(['bun', MAIN, 'owner', 'create', '--name', 'Ana'], { cwd: ROOT, env: processEnv(dataDir) })
     expect(admin.exitCode).toBe(1)
     expect(admin.stderr.toString()).toContain('DATA_DIR')
+    // …while one that only reads says the folder does not exist (a usage error, exit 2).
+    const reader = Bun.spawnSync(['bun', MAIN, 'owner', 'list'], { cwd: ROOT, env: processEnv(dataDir) })
+    expect(reader.exitCode).toBe(2)
+    expect(reader.stderr.toString()).toContain(`${dataDir} (DATA_DIR) does not exist`)
   }, 30_000)
 
   test('a tenants folder in the way is named too', async () => {

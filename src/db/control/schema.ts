@@ -28,6 +28,8 @@ export const apiKeys = sqliteTable(
     lastUsedAt: int('last_used_at'),
     expiresAt: int('expires_at'),
     revokedAt: int('revoked_at'),
+    /** The key made by rotating this one (`key rotate`): a key has at most one live replacement. */
+    replacedBy: text('replaced_by'),
   },
   (table) => [index('api_keys_owner_idx').on(table.ownerId, table.createdAt)],
 )

@@ -113,6 +113,16 @@ export class ControlStore {
       .run()
   }
 
+  /** Records that `id` was rotated: `by` is its replacement. */
+  setReplacedBy(id: string, by: string): void {
+    this.db.update(apiKeys).set({ replacedBy: by }).where(eq(apiKeys.id, id)).run()
+  }
+
+  /** The key that `id` replaced, if any. */
+  predecessorOf(id: string): ApiKeyRow | undefined {
+    return this.db.select().from(apiKeys).where(eq(apiKeys.replacedBy, id)).get()
+  }
+
   touchKeys(lastUsed: Map<string, number>): void {
     if (lastUsed.size === 0) return
     this.db.transaction((tx) => {

@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from 'bun:test'
-import { existsSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { admin, adminJson, call, cleanup, processEnv, startServer, tempDir } from '../processes.ts'
 
@@ -36,7 +36,7 @@ test('a key revoked after the backup stays revoked after a whole restore; a key 
   expect((await adminJson(env, 'key', 'revoke', leaked.id)).revoked).toBe(true)
   const later = (await adminJson(env, 'key', 'create', '--owner', owner)) as { id: string; key: string }
 
-  const restored = await admin(env, 'restore', '--from', out)
+  const restored = await admin(env, 'restore', '--from', out, '--yes')
   expect(restored.code).toBe(0)
   expect(restored.json?.kept).toEqual({ revokedKeys: 1, newKeys: 1, newOwners: [], read: true })
 
@@ -64,7 +64,7 @@ test('an owner created after the backup keeps its file, keys and stored answers 
   const write = await withServer(env, (url) => call(url, 'POST', '/v1/accounts', { key: lateKey.key, idempotencyKey, body }))
   expect(write.status).toBe(201)
 
-  const restored = await admin(env, 'restore', '--from', out)
+  const restored = await admin(env, 'restore', '--from', out, '--yes')
   expect(restored.code).toBe(0)
   expect(restored.json?.kept).toEqual({ revokedKeys: 0, newKeys: 1, newOwners: [late], read: true })
   expect(existsSync(join(dataDir, 'tenants', `${late}.db`))).toBe(true)
@@ -94,10 +94,14 @@ test('when the replaced control.db cannot be read, the restore still completes a
   writeFileSync(join(dataDir, 'control.db'), 'this is not a database')
   for (const suffix of ['-wal', '-shm']) writeFileSync(join(dataDir, `control.db${suffix}`), '')
 
-  const restored = await admin(env, 'restore', '--from', out)
+  const restored = await admin(env, 'restore', '--from', out, '--yes')
   expect(restored.code).toBe(0)
   expect(restored.json?.kept).toEqual({ revokedKeys: 0, newKeys: 0, newOwners: [], read: false })
   expect(restored.stderr).toContain('revoke them again')
+  // The damaged file is kept as it was, moved with its -wal and -shm, not copied through SQLite.
+  const kept = restored.json?.replacedDir as string
+  expect(readFileSync(join(kept, 'control.db'), 'utf8')).toBe('this is not a database')
+  expect(readdirSync(kept).sort()).toEqual(['control.db', 'control.db-shm', 'control.db-wal', 'tenants'])
   expect(((await adminJson(env, 'owner', 'list')).owners as unknown[]).length).toBe(1)
   expect(existsSync(join(dataDir, 'control.db.before-restore'))).toBe(false)
 })

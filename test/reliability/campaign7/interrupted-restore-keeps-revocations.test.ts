@@ -45,7 +45,7 @@ test('a whole restore interrupted after control.db was replaced, then run again,
 
   // A restore, interrupted once the backup's control.db has replaced the current one.
   const before = statSync(join(dataDir, 'control.db')).ino
-  const proc = Bun.spawn(['bun', MAIN, 'restore', '--from', out, '--json'], { cwd: ROOT, env, stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn(['bun', MAIN, 'restore', '--from', out, '--yes', '--json'], { cwd: ROOT, env, stdout: 'pipe', stderr: 'pipe' })
   const deadline = Date.now() + 20_000
   while (Date.now() < deadline && statSync(join(dataDir, 'control.db')).ino === before) await Bun.sleep(1)
   expect(statSync(join(dataDir, 'control.db')).ino).not.toBe(before)
@@ -53,7 +53,7 @@ test('a whole restore interrupted after control.db was replaced, then run again,
   await proc.exited
 
   // The operator runs the restore again, to completion.
-  const again = await admin(env, 'restore', '--from', out)
+  const again = await admin(env, 'restore', '--from', out, '--yes')
   expect(again.code).toBe(0)
 
   const server = await startServer(env)

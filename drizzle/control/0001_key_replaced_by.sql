@@ -1,0 +1,1 @@
+ALTER TABLE `api_keys` ADD `replaced_by` text;
