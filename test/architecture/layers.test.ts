@@ -27,8 +27,7 @@ const LAYERS: { name: string; holds: (path: string) => boolean }[] = [
  * The lead empties this list after merging; an entry whose import is gone fails the test, so
  * none outlives its reason.
  */
-const PENDING: { from: string; to: string; why: string }[] = [
-]
+const PENDING: { from: string; to: string; why: string }[] = []
 
 /**
  * Files kept only as re-exports of what moved, for importers being edited elsewhere (each
