@@ -163,3 +163,20 @@ export function giveBackFreePages(db: Database): number {
   db.run('VACUUM')
   return free
 }
+
+/**
+ * A consistent copy of a database into `target`, made by SQLite itself (`VACUUM INTO`): safe
+ * while another connection writes, one file whatever the source's log holds, and never bytes
+ * copied behind a connection's back. `readwrite` opens the source so SQLite may recover a log
+ * left by a crash (a file no server holds open).
+ */
+export function copyDatabase(source: string, target: string, options: { readwrite?: boolean } = {}): void {
+  const db = options.readwrite ? new Database(source, { readwrite: true, create: false }) : new Database(source, { readonly: true })
+  try {
+    db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+    db.run('VACUUM INTO ?', [target])
+  } finally {
+    db.close(true)
+  }
+  makeDatabasePrivate(target)
+}

@@ -2,9 +2,8 @@ import { Database } from 'bun:sqlite'
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import packageJson from '../../package.json' with { type: 'json' }
-import { makeDatabasePrivate } from '../db/data-dir.ts'
 import { isId } from '../db/ids.ts'
-import { holdsNoDatabase } from '../db/sqlite.ts'
+import { copyDatabase, holdsNoDatabase } from '../db/sqlite.ts'
 
 /**
  * Backups of a whole DATA_DIR (CONTRACT §18): a consistent copy of every database made through
@@ -60,18 +59,6 @@ export function integrityProblems(path: string): string[] {
   } finally {
     db?.close(true)
   }
-}
-
-/** A consistent copy of a live database into `target`, made by SQLite itself. */
-function copyDatabase(source: string, target: string): void {
-  const db = new Database(source, { readonly: true })
-  try {
-    db.run('PRAGMA busy_timeout = 10000')
-    db.run('VACUUM INTO ?', [target])
-  } finally {
-    db.close(true)
-  }
-  makeDatabasePrivate(target)
 }
 
 function checkCopy(copy: string, path: string): void {

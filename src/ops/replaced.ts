@@ -1,7 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { existsSync, mkdirSync, renameSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { makeDatabasePrivate } from '../db/data-dir.ts'
+import { copyDatabase } from '../db/sqlite.ts'
 
 /**
  * What a restore replaces is kept, not lost: before the first file is replaced, each database
@@ -37,17 +37,6 @@ function intact(path: string): boolean {
   }
 }
 
-function copy(source: string, target: string): void {
-  const db = new Database(source, { readwrite: true, create: false })
-  try {
-    db.run('PRAGMA busy_timeout = 10000')
-    db.run('VACUUM INTO ?', [target])
-  } finally {
-    db.close(true)
-  }
-  makeDatabasePrivate(target)
-}
-
 /** The folder's name for a restore at `at`: `replaced-<UTC time>`, with `-2`, `-3` … if one is taken. */
 export function replacedFolder(dataDir: string, at: Date): string {
   const base = join(dataDir, `replaced-${stamp(at)}`)
@@ -65,7 +54,7 @@ export function keepReplaced(dataDir: string, paths: string[], at = new Date()):
     const live = join(dataDir, path)
     const kept = join(dir, path)
     mkdirSync(dirname(kept), { recursive: true, mode: 0o700 })
-    if (intact(live)) copy(live, kept)
+    if (intact(live)) copyDatabase(live, kept, { readwrite: true })
     else for (const suffix of SUFFIXES) if (existsSync(live + suffix)) renameSync(live + suffix, kept + suffix)
   }
   return dir

@@ -1,4 +1,5 @@
-import { mkdtempSync } from 'node:fs'
+import { afterAll } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -54,4 +55,17 @@ export function expectUsageError(result: CliResult, pattern?: RegExp): void {
   if (result.stdout.trim() !== '') problems.push('output on stdout')
   if (pattern && !pattern.test(result.stderr)) problems.push(`stderr does not match ${pattern}`)
   if (problems.length) throw new Error(`not a usage error: ${problems.join('; ')}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`)
+}
+
+/** Fresh data folders for one test file, all removed after its last test. */
+export function scratchDirs(): () => string {
+  const dirs: string[] = []
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  })
+  return () => {
+    const dir = cliDataDir()
+    dirs.push(dir)
+    return dir
+  }
 }

@@ -1,21 +1,13 @@
-import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { cli, cliDataDir, cliJson, expectUsageError, parseOneObject } from './cli.ts'
+import { cli, cliJson, expectUsageError, parseOneObject, scratchDirs } from './cli.ts'
 
 /** --data-dir on every admin command (over DATA_DIR); read-only commands never create a data folder; hints repeat it. */
 
 setDefaultTimeout(60_000)
 const ROOT = join(import.meta.dir, '..', '..')
-const dirs: string[] = []
-const scratch = () => {
-  const dir = cliDataDir()
-  dirs.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
-})
+const scratch = scratchDirs()
 
 describe('--data-dir', () => {
   test('wins over DATA_DIR for owner, key and backup commands', async () => {

@@ -1,23 +1,14 @@
-import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { rmSync } from 'node:fs'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
 import { SCOPES } from '../../src/platform/scopes.ts'
 import { startTestServer } from '../support/harness.ts'
-import { cli, cliDataDir, cliJson, expectUsageError } from './cli.ts'
+import { cli, cliJson, expectUsageError, scratchDirs } from './cli.ts'
 
 /** `owner create --with-key`: the owner and its first key in one command, printed for `eval` (stdout) and for a person (stderr). */
 
 setDefaultTimeout(60_000)
 const ROOT = join(import.meta.dir, '..', '..')
-const dirs: string[] = []
-const scratch = () => {
-  const dir = cliDataDir()
-  dirs.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
-})
+const scratch = scratchDirs()
 
 describe('owner create --with-key', () => {
   test('stdout is exactly one export line; stderr names the owner, says the key is shown once and what to run next', async () => {
