@@ -15,7 +15,7 @@ import { drain, expectSameState, type FeedClient, type Json, KINDS, type Kind, l
  *
  * FEED_PROPERTY_RUNS (default 80), FEED_PROPERTY_SEED and FEED_PROPERTY_ACTIONS (max actions per
  * run, default 60) make it run longer locally:
- *   FEED_PROPERTY_RUNS=300 FEED_PROPERTY_SEED=$RANDOM bun test test/sync/feed-property.test.ts
+ *   FEED_PROPERTY_RUNS=300 FEED_PROPERTY_SEED=$RANDOM bun test test/changes/feed-property.test.ts
  */
 
 const RUNS = Number(process.env.FEED_PROPERTY_RUNS ?? 80)

@@ -6,7 +6,7 @@ import { DataDirError } from '../../src/db/data-dir.ts'
 import { loadConfig } from '../../src/config.ts'
 import { createPlatform } from '../../src/server.ts'
 import { expectProblem, sendRaw, startTestServer } from '../support/harness.ts'
-import { adminJson, cleanup, MAIN, processEnv, ROOT, startServer, tempDir } from './processes.ts'
+import { adminJson, cleanup, MAIN, processEnv, ROOT, startServer, tempDir } from '../support/processes.ts'
 
 /** CONTRACT §14, as a self-hoster meets it: ports, DATA_DIR, file modes, oversized bodies. */
 

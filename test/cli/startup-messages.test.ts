@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cleanup, MAIN, processEnv, ROOT, tempDir } from '../processes.ts'
+import { cleanup, MAIN, processEnv, ROOT, tempDir } from '../support/processes.ts'
 
 /**
  * Campaign 2 findings (2026-11-25), start-up messages (low severity), fixed. CONTRACT §14 / README

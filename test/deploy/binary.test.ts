@@ -9,7 +9,7 @@ import { join } from 'node:path'
  * migrate both databases (the SQL is embedded) and serve `/healthz` and `/v1/me`.
  */
 
-const ROOT = join(import.meta.dir, '..')
+const ROOT = join(import.meta.dir, '..', '..')
 const scratch = mkdtempSync(join(tmpdir(), 'pfin-binary-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { expectProblem, sendRaw, unthrottledServerWithKey } from '../../support/harness.ts'
+import { expectProblem, sendRaw, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
  * Campaign 5 finding (2026-11-26): two tools/call requests in one JSON-RPC batch that share an

@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from 'bun:test'
-import { adminJson, cleanup, processEnv, startServer, tempDir } from '../processes.ts'
+import { adminJson, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
 
 /**
  * Campaign 2 finding (2026-11-25), fixed: a JSON-RPC batch sent to POST /mcp counted once against the

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { expectProblem, sendRaw, unthrottledServerWithKey } from '../../support/harness.ts'
+import { expectProblem, sendRaw, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
  * Campaign 4 finding (2026-11-26): POST /mcp accepts request bodies up to 4 MiB, whatever the

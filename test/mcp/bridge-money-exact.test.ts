@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { unthrottledServerWithKey } from '../../support/harness.ts'
+import { unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
  * Found with campaign 3's MCP money findings (2026-11-26): `pfin mcp`, the stdio bridge for
@@ -11,7 +11,7 @@ import { unthrottledServerWithKey } from '../../support/harness.ts'
  */
 
 const fixture = unthrottledServerWithKey()
-const ROOT = join(import.meta.dir, '../../..')
+const ROOT = join(import.meta.dir, '../..')
 
 test('an answer passes through the stdio bridge with its money as the server wrote it', async () => {
   const created = await fixture.server.request('POST', '/v1/accounts', {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
-import { startTestServer, type TestServer } from '../../support/harness.ts'
+import { startTestServer, type TestServer } from '../support/harness.ts'
 
 /**
  * Campaign 5 finding (2026-11-26): `pfin mcp`, the stdio bridge, answers a refused request with
@@ -19,7 +19,7 @@ import { startTestServer, type TestServer } from '../../support/harness.ts'
  */
 
 setDefaultTimeout(30_000)
-const ROOT = join(import.meta.dir, '../../..')
+const ROOT = join(import.meta.dir, '../..')
 
 let server: TestServer
 beforeAll(async () => {

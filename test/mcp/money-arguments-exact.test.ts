@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { mcpAnswerText, unthrottledServerWithKey } from '../../support/harness.ts'
+import { mcpAnswerText, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
  * Campaign 3 finding (2026-11-26): money sent to an MCP write tool is not read exactly. The REST

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { mcpAnswerText, unthrottledServerWithKey } from '../../support/harness.ts'
+import { mcpAnswerText, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
  * Campaign 5 finding (2026-11-26): a tool argument named `__proto__` is accepted silently. The

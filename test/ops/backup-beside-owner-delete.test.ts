@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { existsSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { admin, adminJson, cleanup, MAIN, processEnv, ROOT, tempDir } from '../processes.ts'
+import { admin, adminJson, cleanup, MAIN, processEnv, ROOT, tempDir } from '../support/processes.ts'
 
 /**
  * Campaign 7 finding (2026-11-26): a `backup` that runs while `owner delete --yes` removes an

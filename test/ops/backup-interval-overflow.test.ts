@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { adminJson, cleanup, processEnv, startServer, tempDir } from '../processes.ts'
+import { adminJson, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
 
 /**
  * Campaign 2 finding (2026-11-25), fixed: BACKUP_INTERVAL_HOURS of 597 or more (about 25 days; e.g.

@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { rmSync, truncateSync } from 'node:fs'
 import { join } from 'node:path'
-import { admin, adminJson, cleanup, processEnv, tempDir } from '../processes.ts'
+import { admin, adminJson, cleanup, processEnv, tempDir } from '../support/processes.ts'
 
 /**
  * Campaign 7 finding (2026-11-26): `backup` reports success over an owner file that is emptied

@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { admin, adminJson, cleanup, MAIN, processEnv, ROOT, tempDir } from '../processes.ts'
+import { admin, adminJson, cleanup, MAIN, processEnv, ROOT, tempDir } from '../support/processes.ts'
 
 /**
  * Campaign 7 finding (2026-11-26): `backup verify` of a damaged backup exits 1, as documented,

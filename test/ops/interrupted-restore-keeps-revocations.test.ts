@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { statSync } from 'node:fs'
 import { join } from 'node:path'
-import { admin, adminJson, call, cleanup, MAIN, processEnv, ROOT, startServer, tempDir } from '../processes.ts'
+import { admin, adminJson, call, cleanup, MAIN, processEnv, ROOT, startServer, tempDir } from '../support/processes.ts'
 
 /**
  * Campaign 7 finding (2026-11-26): a whole `restore` interrupted (Ctrl-C / SIGINT, SIGTERM, a

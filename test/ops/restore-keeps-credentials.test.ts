@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { admin, adminJson, call, cleanup, processEnv, startServer, tempDir } from '../processes.ts'
+import { admin, adminJson, call, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
 
 /**
  * Campaign finding (2026-11-25), fixed: a whole `restore --from DIR` put the backup's control.db

@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from 'bun:test'
-import { adminJson, call, cleanup, MAIN, processEnv, ROOT, tempDir } from '../reliability/processes.ts'
+import { adminJson, call, cleanup, MAIN, processEnv, ROOT, tempDir } from '../support/processes.ts'
 
 /** Structured access logs (issue 10): one line per request, never a key, a body or a query value. */
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { connect } from 'node:net'
-import { adminJson, cleanup, processEnv, type ServerProcess, startServer, tempDir } from '../processes.ts'
+import { adminJson, cleanup, processEnv, type ServerProcess, startServer, tempDir } from '../support/processes.ts'
 
 /**
  * Campaign finding (2026-11-25, low), fixed: a client that stops sending its body — it closes the connection after

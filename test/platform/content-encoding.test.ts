@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { sendRaw, unthrottledServerWithKey } from '../../support/harness.ts'
+import { sendRaw, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
  * Campaign finding (2026-11-25, low; format), fixed: `Content-Encoding` on a request body was ignored. A gzip body

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { connect } from 'node:net'
-import { unthrottledServerWithKey } from '../../support/harness.ts'
+import { unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
  * Campaign finding (2026-11-25), fixed: a request target with dot segments or a backslash (`/v1/../v1/me`,

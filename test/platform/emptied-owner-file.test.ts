@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { rmSync, truncateSync } from 'node:fs'
 import { join } from 'node:path'
-import { adminJson, call, cleanup, processEnv, startServer, tempDir } from '../processes.ts'
+import { adminJson, call, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
 
 /**
  * Campaign 2 finding (2026-11-25): an owner file that was emptied (truncated to 0 bytes) or

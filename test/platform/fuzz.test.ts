@@ -15,7 +15,7 @@ import {
   toJsonText,
   validObject,
   validValue,
-} from './schema-arbitraries.ts'
+} from '../support/schema-arbitraries.ts'
 
 /**
  * A property-based fuzz over every operation of /openapi.json, against a real server over real
@@ -36,7 +36,7 @@ import {
  * keep the same shape.
  *
  * FUZZ_SEED (default below) and FUZZ_RUNS (runs per operation) make it run longer locally:
- *   FUZZ_RUNS=1000 FUZZ_SEED=$RANDOM bun test test/reliability/fuzz.test.ts
+ *   FUZZ_RUNS=1000 FUZZ_SEED=$RANDOM bun test test/platform/fuzz.test.ts
  */
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_123)
 const RUNS = Number(process.env.FUZZ_RUNS ?? 200)

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { connect } from 'node:net'
-import { startUnthrottledServer, type TestServer } from '../../support/harness.ts'
+import { startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /**
  * Campaign 8 finding (2026-11-26): a write followed on the same keep-alive connection by a

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { expectProblem, unthrottledServerWithKey } from '../../support/harness.ts'
+import { expectProblem, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
  * Campaign finding (2026-11-25, minor), fixed: on list routes `?__proto__=1` was accepted while

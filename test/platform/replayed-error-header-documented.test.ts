@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { unthrottledServerWithKey } from '../../support/harness.ts'
+import { unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
  * Campaign 4 finding (2026-11-26): /openapi.json declares `Idempotent-Replayed` only on the

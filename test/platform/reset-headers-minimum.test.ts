@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { unthrottledServerWithKey } from '../../support/harness.ts'
+import { unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
  * Noted by campaign 4 (2026-11-26): /openapi.json gave `X-RateLimit-Reset-Minute`,

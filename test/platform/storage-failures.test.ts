@@ -7,7 +7,7 @@ import { expectProblem, startUnthrottledServer, type TestServer } from '../suppo
  * CONTRACT §6, §14 and §19 when a database cannot grow and when a file is damaged. A file that
  * cannot grow is made without root by `PRAGMA max_page_count` on the server's own connection,
  * which is how the owner's quota works: SQLite fails as it does on ENOSPC (SQLITE_FULL, the
- * statement rolled back). A really full filesystem is full-disk.test.ts.
+ * statement rolled back). A really full filesystem is test/reliability/full-disk.test.ts.
  */
 
 let server: TestServer

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import Ajv2020 from 'ajv/dist/2020'
-import { unthrottledServerWithKey } from '../../support/harness.ts'
+import { unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
  * Campaign 4 finding (2026-11-26): text limits are counted in UTF-16 code units, not characters.

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
-import { adminJson, cleanup, processEnv, startServer, tempDir } from '../processes.ts'
+import { adminJson, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
 
 /**
  * Campaign 6 finding (2026-11-26), fixed by checking a key id with argon2 one request at a time: the failed-key lockout and the anonymous rate limit

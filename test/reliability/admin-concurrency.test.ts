@@ -1,7 +1,19 @@
 import { afterAll, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { type AdminResult, admin, adminJson, call, cleanup, integrity, processEnv, type ServerProcess, startServer, tempDir, withDb } from './processes.ts'
+import {
+  type AdminResult,
+  admin,
+  adminJson,
+  call,
+  cleanup,
+  integrity,
+  processEnv,
+  type ServerProcess,
+  startServer,
+  tempDir,
+  withDb,
+} from '../support/processes.ts'
 
 /**
  * Issue 7 §8 / CONTRACT §2: admin commands run beside the server and beside each other. Each one

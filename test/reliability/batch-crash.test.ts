@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { units } from '../transactions/helpers.ts'
-import { adminJson, type Answer, call, cleanup, processEnv, type ServerProcess, startServer, tempDir, withDb } from '../reliability/processes.ts'
+import { adminJson, type Answer, call, cleanup, processEnv, type ServerProcess, startServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
  * CONTRACT §16 + §8 under `kill -9`: a real server process (`bun src/main.ts serve`) is

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { adminJson, type Answer, call, cleanup, killSoon, processEnv, type ServerProcess, startServer, tempDir, withDb } from './processes.ts'
+import { adminJson, type Answer, call, cleanup, killSoon, processEnv, type ServerProcess, startServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
  * Issue 7 §8 / CONTRACT §8, §11, §14: exactly once under `kill -9`, for writes of every kind. A

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { adminJson, cleanup, killSoon, processEnv, startServer as startProcessServer, tempDir, withDb } from '../reliability/processes.ts'
+import { adminJson, cleanup, killSoon, processEnv, startServer as startProcessServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
  * Issue 3 §6 / CONTRACT §8: exactly once, even after `kill -9`. The real server runs as its own
@@ -10,7 +10,7 @@ import { adminJson, cleanup, killSoon, processEnv, startServer as startProcessSe
  * byte-identical replay, and the balances add up to the cent.
  */
 
-// Processes, environment and clean-up as every process-level suite runs them (test/reliability/processes.ts).
+// Processes, environment and clean-up as every process-level suite runs them (test/support/processes.ts).
 const dataDir = tempDir('pfin-crash-')
 const env = processEnv(dataDir)
 const admin = (...args: string[]) => adminJson(env, ...args)

@@ -1,8 +1,8 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { startUnthrottledServer } from '../../support/harness.ts'
-import { adminJson, call, cleanup, processEnv, startServer, tempDir } from '../processes.ts'
+import { startUnthrottledServer } from '../support/harness.ts'
+import { adminJson, call, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
 
 /**
  * Campaign 8 finding (2026-11-26): the stored answer of a write its handler refused (409
@@ -102,7 +102,7 @@ test('refusals answered while the control copy fails (control.db full) are repla
       body: { accountId: account.id, amount: 5, date: '2026-11-20', externalId: 'bank-1' },
     })
     expect(first.status).toBe(201)
-    // "Disk full" for control.db only, as in storage-failures.test.ts: the owner's file has room.
+    // "Disk full" for control.db only, as in test/platform/storage-failures.test.ts: the owner's file has room.
     const control = server.platform.control.sqlite
     const pages = Number(control.query<{ page_count: number | bigint }, []>('PRAGMA page_count').get()?.page_count)
     control.run(`PRAGMA max_page_count = ${pages}`)

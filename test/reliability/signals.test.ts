@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { adminJson, call, childPids, cleanup, type GroupServer, groupGone, processEnv, startGroupServer, tempDir, withDb } from './processes.ts'
+import { adminJson, call, childPids, cleanup, type GroupServer, groupGone, processEnv, startGroupServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
  * Issue 7 §8 / CONTRACT §14: SIGTERM and SIGINT, once or repeatedly, stop the server gracefully:

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { expectProblem, startUnthrottledServer, type TestServer } from '../../support/harness.ts'
+import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /**
  * Campaign finding (2026-11-25, format), fixed: CONTRACT §16 — in a batch, "the first failing item gives the usual

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { expectProblem, sendRaw, startTestServer, startUnthrottledServer, type TestServer } from '../support/harness.ts'
-import { rawNumber, units } from '../transactions/helpers.ts'
-import { drain, expectSameState, type FeedClient, type Json, listedState, newClient } from './helpers.ts'
+import { rawNumber, units } from './helpers.ts'
+import { drain, expectSameState, type FeedClient, type Json, listedState, newClient } from '../changes/helpers.ts'
 
 /**
  * POST /v1/transactions/batch (CONTRACT §16) over a real server: all or nothing (the failing
