@@ -13,7 +13,6 @@ const documents = [
 ]
 const text = (file: string) => readFileSync(join(root, file), 'utf8')
 
-
 /** The lines of a Markdown text outside its fenced code blocks. */
 function prose(markdown: string): { line: number; text: string }[] {
   const out: { line: number; text: string }[] = []
