@@ -8,7 +8,7 @@ import { createPlatform } from '../../src/server.ts'
 import { expectProblem, sendRaw, startTestServer } from '../support/harness.ts'
 import { adminJson, cleanup, MAIN, processEnv, ROOT, startServer, tempDir } from '../support/processes.ts'
 
-/** CONTRACT §14, as a self-hoster meets it: ports, DATA_DIR, file modes, oversized bodies. */
+/** `serve` as a self-hoster meets it (CONTRACT §14): one server per port and per DATA_DIR, private files, an unusable DATA_DIR named, oversized bodies answered 413. */
 
 afterAll(cleanup)
 

@@ -4,15 +4,13 @@ import { join } from 'node:path'
 import { cleanup, MAIN, processEnv, ROOT, tempDir } from '../support/processes.ts'
 
 /**
- * Campaign 2 findings (2026-11-25), start-up messages (low severity), fixed. CONTRACT §14 / README
- * Operation: a server that cannot start says so clearly. Three cases do not:
- * - DATA_DIR naming an existing file: "cannot create the data folder … (DATA_DIR): EEXIST" — the
- *   bare errno, where every other case gets words ("a part of the path is a file, not a folder").
- * - HOST that is not a usable address (HOST=999.1.1.1, HOST=example.invalid): "pfin: EINVAL:
- *   invalid argument, listen" — neither the variable nor the address is named.
- * - HOST=::1 starts, but announces "pfin listening on http://::1:PORT", which is not a URL
- *   (an IPv6 literal needs brackets: http://[::1]:PORT); scripts that wait for this line and
- *   use the URL fail.
+ * A server that cannot start says why, in words a self-hoster can act on (CONTRACT §14):
+ * - DATA_DIR naming an existing file is refused naming the path, not with a bare EEXIST (every
+ *   other case gets words: "a part of the path is a file, not a folder");
+ * - a HOST that is not a usable address (HOST=999.1.1.1, HOST=example.invalid) is refused naming
+ *   HOST and the address, not with "EINVAL: invalid argument, listen";
+ * - HOST=::1 announces a URL that parses (`http://[::1]:PORT`, with brackets): scripts wait for
+ *   the listening line and use its URL.
  */
 
 afterAll(cleanup)
@@ -20,7 +18,7 @@ afterAll(cleanup)
 async function serve(extra: Record<string, string>, waitMs = 8_000) {
   const proc = Bun.spawn(['bun', MAIN, 'serve'], {
     cwd: ROOT,
-    env: processEnv(tempDir('pfin-campaign2-start-'), { LOG_FORMAT: 'off', ...extra }),
+    env: processEnv(tempDir('pfin-start-'), { LOG_FORMAT: 'off', ...extra }),
     stdout: 'pipe',
     stderr: 'pipe',
   })
@@ -31,7 +29,7 @@ async function serve(extra: Record<string, string>, waitMs = 8_000) {
 }
 
 test('DATA_DIR naming a file is refused in words, not with a bare EEXIST', async () => {
-  const file = join(tempDir('pfin-campaign2-file-'), 'not-a-folder')
+  const file = join(tempDir('pfin-file-'), 'not-a-folder')
   writeFileSync(file, 'x')
   const result = await serve({ DATA_DIR: file })
   expect(result.code).toBe(1)
@@ -49,7 +47,7 @@ test('an unusable HOST is refused with a message that names HOST and the address
 test('HOST=::1 announces a URL that parses and points at the server', async () => {
   const proc = Bun.spawn(['bun', MAIN, 'serve'], {
     cwd: ROOT,
-    env: processEnv(tempDir('pfin-campaign2-v6-'), { LOG_FORMAT: 'off', HOST: '::1' }),
+    env: processEnv(tempDir('pfin-v6-'), { LOG_FORMAT: 'off', HOST: '::1' }),
     stdout: 'pipe',
     stderr: 'pipe',
   })
@@ -63,7 +61,7 @@ test('HOST=::1 announces a URL that parses and points at the server', async () =
       text += new TextDecoder().decode(value)
     }
     const announced = /pfin listening on (\S+)/.exec(text)?.[1] ?? ''
-    // Before the fix: "http://::1:41234", which URL.canParse refuses.
+    // The failure this catches: "http://::1:41234", which URL.canParse refuses.
     expect(URL.canParse(announced)).toBe(true)
     expect((await fetch(new URL('/healthz', announced))).status).toBe(200)
   } finally {

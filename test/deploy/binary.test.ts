@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 /**
- * The single binary (CONTRACT §1, issue 2 §7): built with `bun build --compile`, copied
+ * The single binary (CONTRACT §1): built with `bun build --compile`, copied
  * alone into an empty directory and run from another one, it must make an owner and a key,
- * migrate both databases (the SQL is embedded) and serve `/healthz` and `/v1/me`.
+ * migrate both databases (the SQL is embedded) and serve `/healthz`, `/v1/me` and /docs.
  */
 
 const ROOT = join(import.meta.dir, '..', '..')
@@ -105,7 +105,7 @@ test(
       expect(denied.status).toBe(401)
       expect(denied.headers.get('content-type')).toStartWith('application/problem+json')
 
-      // /docs from the binary alone (issue 9 §3): the viewer's files are embedded, there is no node_modules here.
+      // /docs from the binary alone: the viewer's files are embedded, there is no node_modules here.
       const docs = await fetch(`${base}/docs`)
       expect(docs.status).toBe(200)
       expect(docs.headers.get('content-security-policy')).toStartWith("default-src 'none'")

@@ -2,20 +2,15 @@ import { expect, test } from 'bun:test'
 import { expectProblem, sendRaw, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Campaign 5 finding (2026-11-26): two tools/call requests in one JSON-RPC batch that share an
- * `id` both run, but their money is no longer read from the digits sent. /mcp keeps each call's
- * decoded `arguments` by JSON-RPC id (endpoint.ts `decodedArgumentsOf`) to hand the route the
- * numbers' texts; for an id seen twice it keeps neither, and the tool falls back to the SDK's
- * copy, whose numbers are doubles. So `upsert_transaction` with `amount: 9223372036.12345678`
- * stores 9223372036.123457 — over REST, and over /mcp in a message of its own, it is stored
- * exactly. (The SDK also answers only one of the two, so the agent is not told.)
+ * A JSON-RPC batch whose tools/call requests share an `id` is refused whole before any of it
+ * runs, so no amount in it is stored rounded.
  *
- * CONTRACT §4: "Money is exact." README "Agents (MCP)": "Money is as exact as over REST both
- * ways: an amount is read from the digits the agent sent (`9223372036.12345678` is stored as
- * such, nine decimals are `validation_failed`)". A batch the server runs must run by the same
- * rules; one it cannot attribute may be refused, but never rounded.
- *
- * Before a fix: the transaction `dup-exact` exists with amount 9223372036.123457.
+ * /mcp keeps each call's decoded `arguments` by JSON-RPC id (endpoint.ts `decodedArgumentsOf`)
+ * to hand the route the numbers' source texts. For an id seen twice it cannot tell the calls
+ * apart, and the SDK's own copy of the arguments holds doubles: `9223372036.12345678` would be
+ * stored as 9223372036.123457 (and the SDK answers only one of the two, so the agent would not
+ * be told). CONTRACT §4: "Money is exact"; §17: money over MCP is as exact as over REST, both
+ * ways. A batch the server cannot attribute may be refused, never rounded.
  */
 
 const fixture = unthrottledServerWithKey()
@@ -40,7 +35,7 @@ test('a batch whose tools/calls share an id stores no rounded amount', async () 
   expect(expectProblem(res, 422, 'validation_failed').detail).toContain('JSON-RPC id 5 is used by more than one request')
   for (const externalId of ['dup-exact', 'dup-other']) {
     const stored = await fixture.server.request('GET', `/v1/transactions?externalId=${externalId}`, { key: fixture.key })
-    // Before the fix: both stored, dup-exact with amount 9223372036.123457.
+    // The failure this catches: both stored, dup-exact with amount 9223372036.123457.
     expect(stored.json.data).toEqual([])
   }
 })

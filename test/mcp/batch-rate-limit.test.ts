@@ -2,13 +2,13 @@ import { afterAll, expect, test } from 'bun:test'
 import { adminJson, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
 
 /**
- * Campaign 2 finding (2026-11-25), fixed: a JSON-RPC batch sent to POST /mcp counted once against the
- * key's rate limit however many tool calls it carries. With RATE_LIMIT_PER_MINUTE=5, one POST
- * holding 20 `tools/call` messages runs all 20 writes and leaves 4 requests in the minute; a
- * 4 MiB body can carry thousands. CONTRACT §17: MCP uses "the same rate limits (each JSON-RPC
- * request counts once)" — every JSON-RPC request in a batch is one request. (README's wording
- * "each POST to /mcp counts once, whatever runs inside it" contradicts the contract and makes
- * the per-minute and per-day limits a brake only on clients that do not batch.)
+ * Each JSON-RPC request in a batch sent to POST /mcp counts once against the key's rate limit:
+ * a batch larger than what is left is refused whole, one that fits runs.
+ *
+ * CONTRACT §17: MCP uses "the same rate limits (each JSON-RPC request counts once)". Counted per
+ * POST, one batch of 20 `tools/call` messages would run 20 writes against
+ * RATE_LIMIT_PER_MINUTE=5, and a 4 MiB body can carry thousands: the per-minute and per-day
+ * limits would brake only the clients that do not batch.
  */
 
 afterAll(cleanup)
@@ -35,7 +35,7 @@ const upsert = (i: number) => ({
 })
 
 test('each JSON-RPC request of a batch counts once: a batch larger than what is left is refused whole, one that fits runs', async () => {
-  const env = processEnv(tempDir('pfin-campaign2-mcpbatch-'), { LOG_FORMAT: 'off', RATE_LIMIT_PER_MINUTE: '5' })
+  const env = processEnv(tempDir('pfin-mcpbatch-'), { LOG_FORMAT: 'off', RATE_LIMIT_PER_MINUTE: '5' })
   const owner = (await adminJson(env, 'owner', 'create', '--name', 'Batcher')).id as string
   const key = (await adminJson(env, 'key', 'create', '--owner', owner)).key as string
   const server = await startServer(env)
@@ -46,7 +46,7 @@ test('each JSON-RPC request of a batch counts once: a batch larger than what is 
       body: JSON.stringify(body),
     })
   try {
-    // Twenty requests against five a minute. Before the fix all twenty ran and 4 were left.
+    // Twenty requests against five a minute: none of them runs.
     const tooMany = await post(Array.from({ length: 20 }, (_, i) => upsert(i)))
     expect(tooMany.status).toBe(429)
     expect(tooMany.headers.get('content-type')).toStartWith('application/problem+json')

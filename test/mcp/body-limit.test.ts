@@ -2,19 +2,12 @@ import { expect, test } from 'bun:test'
 import { expectProblem, sendRaw, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Campaign 4 finding (2026-11-26): POST /mcp accepts request bodies up to 4 MiB, whatever the
- * tool, where the contract allows 1 MiB.
+ * POST /mcp refuses a body over 1 MiB with 413 payload_too_large, as the tool's REST route does;
+ * only import_transactions keeps the batch route's 4 MiB.
  *
  * CONTRACT §6: "body larger than 1 MiB (4 MiB for `POST /v1/transactions/batch`) | 413 |
  * `payload_too_large`", and §17: each MCP tool "is one REST operation underneath, with the same
- * rules and errors". The only 4 MiB route is the batch import.
- *
- * Before the fix: a 2 MiB JSON-RPC `tools/call` of `upsert_account` (the body padded with
- * whitespace, as a REST client may send it) is run and creates the account (200, event stream),
- * while the same upsert sent to `POST /v1/accounts/upsert` is refused with 413. src/modules/mcp/
- * endpoint.ts sets `MCP_BODY_LIMIT = 4 MiB` for every message. (Whether an `import_transactions`
- * call may carry up to 4 MiB, as the batch route does, is a separate question; this test uses a
- * tool whose REST route has the 1 MiB limit.)
+ * rules and errors".
  */
 
 const fixture = unthrottledServerWithKey()

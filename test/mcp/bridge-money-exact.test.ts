@@ -3,11 +3,12 @@ import { join } from 'node:path'
 import { unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Found with campaign 3's MCP money findings (2026-11-26): `pfin mcp`, the stdio bridge for
- * desktop agents, passes each request line to /mcp as it is, but parsed each answer into doubles
- * and wrote it out again, so an 18-digit balance reached the agent rounded (9223372036.12345678
- * as 9223372036.123457) although /mcp itself writes it exactly. CONTRACT §4: money is exact;
- * §17: tool results carry the REST `data`.
+ * `pfin mcp`, the stdio bridge for desktop agents, passes each answer through with its money as
+ * the server wrote it: an 18-digit balance reaches the agent exactly.
+ *
+ * Parsing an answer into doubles and writing it out again would round 9223372036.12345678 to
+ * 9223372036.123457, although /mcp itself writes it exactly. CONTRACT §4: money is exact; §17:
+ * tool results carry the REST `data`.
  */
 
 const fixture = unthrottledServerWithKey()
@@ -42,6 +43,6 @@ test('an answer passes through the stdio bridge with its money as the server wro
   expect(answer).toBeDefined()
   const balances = [...(answer as string).matchAll(/\\?"balance\\?":(-?[0-9.eE+-]+)/g)].map((match) => match[1])
   expect(balances.length).toBeGreaterThan(0)
-  // Before the fix: 9223372036.123457 in the text and in the structured content.
+  // The failure this catches: 9223372036.123457 in the text and in the structured content.
   for (const balance of balances) expect(balance).toBe('9223372036.12345678')
 })

@@ -3,19 +3,14 @@ import { join } from 'node:path'
 import { startTestServer, type TestServer } from '../support/harness.ts'
 
 /**
- * Campaign 5 finding (2026-11-26): `pfin mcp`, the stdio bridge, answers a refused request with
- * a JSON-RPC error only when the line is a single message. /mcp takes "one JSON-RPC message (or
- * one batch)" per POST (README "Agents (MCP)"), and the bridge forwards a batch line as it is;
- * but when the gate refuses it (a bad key: 401 problem+json) or the server cannot be reached,
- * the bridge reads the request's `id` off the array — undefined — takes the batch for a
- * notification, and writes nothing to stdout (only a line on stderr). The agent waits forever
- * for the answers to its requests.
+ * `pfin mcp`, the stdio bridge, answers each request of a batch line with a JSON-RPC error when
+ * the server refuses the line (a bad key) or cannot be reached, so the agent is never left waiting.
  *
- * README "Desktop agents: `pfin mcp`": "A refused key, an unreachable server or anything that
- * is not pfin answering becomes a JSON-RPC error for that request; the bridge keeps running until
- * stdin closes."
- *
- * Before a fix: stdout is empty for the batch line `[{id: 1, tools/list}, {id: 2, ping}]`.
+ * /mcp takes one JSON-RPC message or one batch per POST, and the bridge forwards a batch line as
+ * it is. A refusal of the whole POST has no single `id` to answer: read off the array, it would
+ * look like a notification and get no answer at all. CONTRACT §17: "A refused key, an unreachable
+ * server or anything that is not pfin answering becomes a JSON-RPC error for that request (for
+ * each request of a batch line)".
  */
 
 setDefaultTimeout(30_000)
@@ -49,7 +44,7 @@ const BATCH = JSON.stringify([
 
 test('a batch line refused by the gate (bad key) gets a JSON-RPC error for each of its requests', async () => {
   const answers = await bridgeAnswers(server.url, 'pfk_wrong_key', [BATCH])
-  // Before the fix: [] (the refusal went to stderr only).
+  // The failure this catches: [] (the refusal went to stderr only).
   expect(answers.map((answer) => answer.id).sort()).toEqual([1, 2])
   for (const answer of answers) expect(answer).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining('unauthorized') } })
 })
@@ -60,7 +55,7 @@ test('a batch line sent to an unreachable server gets a JSON-RPC error for each 
   const url = `http://127.0.0.1:${gone.port}`
   await gone.stop(true)
   const answers = await bridgeAnswers(url, 'pfk_any_key', [BATCH])
-  // Before the fix: [].
+  // The failure this catches: [].
   expect(answers.map((answer) => answer.id).sort()).toEqual([1, 2])
   for (const answer of answers) expect(answer).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining('cannot be reached') } })
 })

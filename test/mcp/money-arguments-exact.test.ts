@@ -2,15 +2,14 @@ import { expect, test } from 'bun:test'
 import { mcpAnswerText, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Campaign 3 finding (2026-11-26): money sent to an MCP write tool is not read exactly. The REST
- * routes read every amount from its JSON text (CONTRACT §4: "Money is exact … More decimals …
- * → 422 validation_failed"), but the MCP tools rebuild the arguments into a new body object
- * (tools.ts `bodyOf`), which drops the numbers' source text, so the route reads the double's
- * shortest form instead. `upsert_transaction` with `amount: 9223372036.12345678` stores
- * 9223372036.123457 (REST stores 9223372036.12345678 exactly), and `amount: 9223372036.123456789`
- * — nine decimal places, 422 over REST — is accepted and silently rounded; `upsert_account`
- * rounds `balance` the same way. CONTRACT §17: each
- * tool "is one REST operation underneath, with the same rules and errors".
+ * Money sent to an MCP write tool is read from its digits, as over REST: an 18-digit amount or
+ * balance is stored exactly, and nine decimal places are 422 validation_failed, never rounded.
+ *
+ * The tools rebuild the arguments into a new body object (tools.ts `bodyOf`); without the
+ * numbers' source texts the route would read each double's shortest form
+ * (9223372036.12345678 → 9223372036.123457) and accept nine decimals by rounding them.
+ * CONTRACT §4: "Money is exact … More decimals … → 422 validation_failed"; §17: each tool "is
+ * one REST operation underneath, with the same rules and errors".
  */
 
 const fixture = unthrottledServerWithKey()
@@ -48,7 +47,7 @@ test('upsert_transaction stores an 18-digit amount exactly, as REST does', async
 
   const result = await callTool(upsertText(accountId, 'mcp-exact', '9223372036.12345678'))
   expect(result.isError).toBeUndefined()
-  // Before the fix: 9223372036.123457 (the double's shortest form), 0.00345678 lost.
+  // The failure this catches: 9223372036.123457 (the double's shortest form), 0.00345678 lost.
   expect(await storedAmountText('mcp-exact')).toBe('9223372036.12345678')
 })
 
@@ -62,7 +61,7 @@ test('upsert_transaction refuses an amount with nine decimal places, as REST doe
   expect(rest.json.code).toBe('validation_failed')
 
   const result = await callTool(upsertText(accountId, 'mcp-nine', '9223372036.123456789'))
-  // Before the fix: created, with amount 9223372036.123457.
+  // The failure this catches: created, with amount 9223372036.123457.
   expect(result.isError).toBe(true)
   expect(result.structuredContent?.code).toBe('validation_failed')
   expect(await storedAmountText('mcp-nine')).toBeUndefined()
@@ -75,7 +74,7 @@ test('upsert_account sets an 18-digit balance exactly, as REST does', async () =
   expect(result.isError).toBeUndefined()
   const res = await fixture.server.request('GET', `/v1/accounts/${result.structuredContent?.data?.id}`, { key: fixture.key })
   expect(res.status).toBe(200)
-  // Before the fix: 9223372036.123457.
+  // The failure this catches: 9223372036.123457.
   expect(/"balance":(-?[0-9.eE+-]+)/.exec(res.text)?.[1]).toBe('9223372036.12345678')
 })
 

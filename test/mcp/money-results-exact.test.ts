@@ -2,13 +2,13 @@ import { expect, test } from 'bun:test'
 import { mcpAnswerText, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Campaign 3 finding (2026-11-26): MCP tool results show money other than what is stored. REST
- * writes every amount and balance as its exact decimal (CONTRACT §4: "Money is exact"; values
- * beyond ten million go out verbatim), but the MCP tools parse the route's JSON body into
- * doubles (tools.ts `run`: `JSON.parse(outcome.body)`) and serialize that again, so a balance of
- * 9223372036.12345678 reads 9223372036.123457 in both the text and the structured content of
- * `list_accounts` and `get_transaction`. CONTRACT §17: results "carry the REST `data`"; an agent
- * that reconciles from what it read (upsert_account sets `balance`) writes the rounded value back.
+ * MCP tool results show money exactly as REST writes it, in the text and in the structured
+ * content alike (list_accounts, get_transaction).
+ *
+ * Parsing the route's JSON body into doubles and serializing it again would show
+ * 9223372036.12345678 as 9223372036.123457, and an agent that reconciles from what it read
+ * (upsert_account sets `balance`) would write the rounded value back. CONTRACT §4: "Money is
+ * exact"; §17: results "carry the REST `data`".
  */
 
 const fixture = unthrottledServerWithKey()
@@ -30,7 +30,7 @@ test('list_accounts shows a balance as REST does, to the last decimal', async ()
 
   const values = valuesOf(await callToolText('list_accounts', {}), 'balance')
   expect(values.length).toBeGreaterThan(0)
-  // Before the fix: every one is 9223372036.123457.
+  // The failure this catches: every one is 9223372036.123457.
   for (const value of values) expect(value).toBe('9223372036.12345678')
 })
 

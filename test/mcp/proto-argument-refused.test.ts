@@ -2,21 +2,15 @@ import { expect, test } from 'bun:test'
 import { mcpAnswerText, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Campaign 5 finding (2026-11-26): a tool argument named `__proto__` is accepted silently. The
- * MCP SDK copies `arguments` into a new object, where the key `__proto__` becomes the copy's
- * prototype instead of an own property, so pfin's check for undeclared arguments
- * (tools.ts `argumentProblem`, which reads `Object.keys`) never sees it — and the tool then reads
- * its declared filters through `args[name]`, so what sits under `__proto__` is even applied.
- * Over REST the same name is refused: `GET /v1/accounts?__proto__=x` and a body with
- * `"__proto__"` are 422 validation_failed ("query parameter '__proto__' is not allowed",
- * "field '__proto__' is not allowed").
+ * A tool argument named `__proto__` is refused as validation_failed, as the same name is over
+ * REST (a query parameter or a body field), and the tool does not run.
  *
- * README "Agents (MCP)": "An argument a tool does not declare is `validation_failed`, as an
- * unknown query parameter is over REST, so a misspelt filter never returns an unfiltered list."
- * CONTRACT §17: each tool "is one REST operation underneath, with the same rules and errors".
- *
- * Before a fix: `list_accounts` with `{"__proto__":{}}` returns the list; `upsert_account` with
- * `"__proto__":{"x":1}` beside its fields creates the account.
+ * The MCP SDK copies `arguments` into a new object, where the key `__proto__` becomes the copy's
+ * prototype instead of an own property: a check for undeclared arguments that reads
+ * `Object.keys` never sees it, and a tool that reads its filters through `args[name]` would
+ * even apply what sits under it. docs/agents.md: an argument a tool does not declare is
+ * `validation_failed`, so a misspelt filter never returns an unfiltered list. CONTRACT §17: each
+ * tool "is one REST operation underneath, with the same rules and errors".
  */
 
 const fixture = unthrottledServerWithKey()
@@ -40,7 +34,7 @@ test('REST refuses __proto__ as a query parameter and as a body field', async ()
 
 test('list_accounts refuses an argument named __proto__', async () => {
   const result = await callTool('list_accounts', '{"__proto__":{}}')
-  // Before the fix: the account list (isError undefined).
+  // The failure this catches: the account list (isError undefined).
   expect(result.isError).toBe(true)
   expect(result.structuredContent?.code).toBe('validation_failed')
   expect(result.structuredContent?.detail).toContain('__proto__')
@@ -48,7 +42,7 @@ test('list_accounts refuses an argument named __proto__', async () => {
 
 test('upsert_account refuses an argument named __proto__ and creates nothing', async () => {
   const result = await callTool('upsert_account', '{"externalId":"mcp-proto","name":"N","type":"bank","balance":0,"currency":"EUR","__proto__":{"x":1}}')
-  // Before the fix: {operation: "created", …}.
+  // The failure this catches: {operation: "created", …}.
   expect(result.isError).toBe(true)
   expect(result.structuredContent?.code).toBe('validation_failed')
   const accounts = await fixture.server.request('GET', '/v1/accounts', { key: fixture.key })

@@ -2,18 +2,13 @@ import { beforeAll, expect, test } from 'bun:test'
 import { mcpAnswerText, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Campaign 5 finding (2026-11-26): a key whose scopes admit no tool (`me:read` alone — a valid
- * key, e.g. for a profile widget) gets an MCP server with no tools registered, and the SDK then
- * answers every tools method with -32601 "Method not found": `tools/list` is an error instead
- * of an empty list, and `tools/call` of a tool the key may not use is -32601 instead of the
- * documented -32602 "tool not found" that every other key gets for an unlisted tool.
+ * A key whose scopes admit no tool (`me:read` alone, say for a profile widget) lists no tools
+ * (an empty list, not an error) and gets -32602 "tool not found" for a tool call, as every other
+ * key does for a tool it may not use.
  *
- * README "Agents (MCP)", "Listed by scope": "A key sees only the tools whose routes it may call
- * […]. Calling an unlisted tool is an MCP error (`-32602`, tool not found)." CONTRACT §17:
- * "Tools, listed only when the key holds their scopes".
- *
- * Before a fix: `tools/list` → `{"error":{"code":-32601,"message":"Method not found"}}`;
- * `tools/call` `list_accounts` → the same -32601.
+ * With no tool registered, the SDK would answer every tools method -32601 "Method not found".
+ * CONTRACT §17: tools are listed only when the key may call them, and an unlisted tool is the MCP
+ * error `-32602` (tool not found).
  */
 
 const fixture = unthrottledServerWithKey()
@@ -37,13 +32,13 @@ test('for comparison: a read-only key calling a write tool gets -32602', async (
 
 test('a me:read-only key calling a tool gets -32602 tool not found', async () => {
   const reply = await answer(meOnlyKey, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_accounts', arguments: {} } })
-  // Before the fix: -32601 Method not found.
+  // The failure this catches: -32601 Method not found.
   expect(reply.error?.code).toBe(-32602)
 })
 
 test('a me:read-only key lists no tools (an empty list, not an error)', async () => {
   const reply = await answer(meOnlyKey, { jsonrpc: '2.0', id: 1, method: 'tools/list' })
-  // Before the fix: {"error":{"code":-32601,"message":"Method not found"}}.
+  // The failure this catches: {"error":{"code":-32601,"message":"Method not found"}}.
   expect(reply.error).toBeUndefined()
   expect(reply.result?.tools).toEqual([])
 })

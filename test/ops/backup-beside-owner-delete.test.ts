@@ -4,21 +4,14 @@ import { dirname, join } from 'node:path'
 import { admin, adminJson, cleanup, MAIN, processEnv, ROOT, tempDir } from '../support/processes.ts'
 
 /**
- * Campaign 7 finding (2026-11-26): a `backup` that runs while `owner delete --yes` removes an
- * owner fails as a whole. The backup lists the owner files when it starts, and copying a listed
- * file that has since been deleted throws; the backup exits 1 with `pfin: unable to open database
- * file` (naming no file) and leaves nothing — the other owners are not backed up either. A
- * scheduled backup hit the same way is lost until the next interval (24 h by default).
+ * A `backup` that runs while `owner delete --yes` removes an owner still succeeds and verifies,
+ * and holds every owner that still exists.
  *
- * CONTRACT §2: "Admin commands run while the server runs, and several at once: each one that
- * reports success has committed (it waits on a busy database rather than failing), and none may
- * disturb the server." §18: "`backup --out DIR`: a consistent copy of `control.db` and every
- * owner's database, safe while the server runs". An owner deleted after the backup began is not
- * damage to report; a backup taken at that moment holds every owner that still exists (and may
- * or may not hold the deleted one).
- *
- * Before a fix: `owner delete --yes` exits 0, the overlapping `backup` exits 1 with
- * "pfin: unable to open database file" on stderr, and no backup folder is written.
+ * The backup lists the owner files when it starts; a listed file deleted before it is copied is
+ * not damage to report. Failing the whole backup would leave the other owners without one too,
+ * and a scheduled backup would be lost until the next interval (24 h by default). CONTRACT §2:
+ * admin commands run while the server runs, and several at once; §18: `backup` is safe while the
+ * server runs, and an owner deleted while it runs is left out.
  */
 
 afterAll(cleanup)
@@ -26,7 +19,7 @@ afterAll(cleanup)
 const OWNERS = 120
 
 test('a backup overlapping an owner delete still succeeds and verifies', async () => {
-  const dataDir = tempDir('pfin-campaign7-bdel-')
+  const dataDir = tempDir('pfin-bdel-')
   const env = processEnv(dataDir, { LOG_FORMAT: 'off' })
   // Enough owners that copying them takes longer than an `owner delete` process needs to run.
   const owners: string[] = []
@@ -37,7 +30,7 @@ test('a backup overlapping an owner delete still succeeds and verifies', async (
   // Files are copied in id order (ids are time-ordered): the newest owner is copied last.
   const victim = [...owners].sort().at(-1) as string
 
-  const out = join(tempDir('pfin-campaign7-bdel-out-'), 'b')
+  const out = join(tempDir('pfin-bdel-out-'), 'b')
   const startedAt = Date.now()
   const proc = Bun.spawn(['bun', MAIN, 'backup', '--out', out, '--json'], { cwd: ROOT, env, stdout: 'pipe', stderr: 'pipe' })
   const backupDone = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]).then(([stdout, stderr, code]) => ({

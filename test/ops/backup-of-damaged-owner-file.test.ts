@@ -4,23 +4,16 @@ import { join } from 'node:path'
 import { admin, adminJson, cleanup, processEnv, tempDir } from '../support/processes.ts'
 
 /**
- * Campaign 7 finding (2026-11-26): `backup` reports success over an owner file that is emptied
- * (0 bytes) or missing, though pfin treats both as a damaged owner file. An emptied file is copied
- * by `VACUUM INTO` as a valid empty SQLite database, passes `integrity_check`, and goes into the
- * manifest; `backup verify` then calls the backup whole. A missing file is simply not listed (the
- * backup lists `tenants/*.db`, not the owners in control.db): `{"owners": 0}`, exit 0, while
- * control.db still holds the owner. Either way the operator is told the data is safe when one
- * owner's ledger is not in the backup (a restore of it puts back an empty file: 503 for that owner).
+ * `backup` over an owner file that is emptied (0 bytes) or missing fails: exit 1, one line on
+ * stderr, nothing on stdout, no backup folder.
  *
- * README "Operation": "A damaged owner file. … So is a file that is missing or holds no database
- * (emptied to zero bytes): every owner's file is made with the owner". README "Admin commands":
- * "any other failure (a damaged file, a backup that does not verify) prints one line on stderr and
- * exits with 1. A command that fails prints nothing on stdout". CONTRACT §18: "`backup --out DIR`:
- * a consistent copy of `control.db` and every owner's database, … each copy checked".
- * (A file that is not a database at all is already refused: exit 1, "file is not a database".)
- *
- * Before a fix: emptied → exit 0, `{"out":…,"owners":1,"bytes":…}`, and `backup verify` → ok;
- * missing → exit 0, `{"out":…,"owners":0,…}`.
+ * pfin treats both as a damaged owner file (503 for that owner, CONTRACT §14). `VACUUM INTO`
+ * copies an emptied file as a valid empty database that passes `integrity_check`, and a missing
+ * one is simply not in the listing of `tenants/*.db`: reporting success would tell the operator
+ * the data is safe while one owner's ledger is not in the backup (and its restore would put back
+ * an empty file). CONTRACT §18: an owner file that is missing or holds no database fails the
+ * backup; §2: a failure is one line on stderr, exit 1, and nothing on stdout. (A file that is not
+ * a database at all is refused the same way.)
  */
 
 afterAll(cleanup)
@@ -30,13 +23,13 @@ for (const [name, damage] of [
   ['missing', (file: string) => rmSync(file)],
 ] as const) {
   test(`backup over an owner file ${name}: exit 1, one line on stderr, nothing on stdout, no backup folder`, async () => {
-    const dataDir = tempDir('pfin-campaign7-bdamaged-')
+    const dataDir = tempDir('pfin-bdamaged-')
     const env = processEnv(dataDir, { LOG_FORMAT: 'off' })
     const damaged = (await adminJson(env, 'owner', 'create', '--name', 'Damaged')).id as string
     await adminJson(env, 'owner', 'create', '--name', 'Fine')
     damage(join(dataDir, 'tenants', `${damaged}.db`))
 
-    const out = join(tempDir('pfin-campaign7-bdamaged-out-'), 'b')
+    const out = join(tempDir('pfin-bdamaged-out-'), 'b')
     const result = await admin(env, 'backup', '--out', out)
     expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 1, stdout: '' })
     expect(result.stderr.split('\n').filter((line) => line.trim() !== '')).toHaveLength(1)

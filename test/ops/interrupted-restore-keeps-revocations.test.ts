@@ -4,30 +4,22 @@ import { join } from 'node:path'
 import { admin, adminJson, call, cleanup, MAIN, processEnv, ROOT, startServer, tempDir } from '../support/processes.ts'
 
 /**
- * Campaign 7 finding (2026-11-26): a whole `restore` interrupted (Ctrl-C / SIGINT, SIGTERM, a
- * crash) after it has put the backup's `control.db` in place, while it is still putting the owner
- * files back, brings revoked keys back to life for good. The restore copies the control.db it
- * replaces to `control.db.before-restore`, replaces control.db, restores every owner file, and
- * only then re-applies the revocations made since the backup (`keepCredentials`). Interrupted in
- * between, control.db is the backup's (the key active again); run again, as an operator does after
- * an interrupted restore, the restore copies that control.db over `control.db.before-restore`,
- * so the revocation is gone and the second restore reports `kept.revokedKeys: 0`. Copying the
- * owner files is most of a restore's time, so this is the likely moment for an interruption.
+ * A whole `restore` interrupted after it put the backup's `control.db` in place, then run again
+ * to completion, keeps a key revoked since the backup revoked.
  *
- * README "Backups and restore": "Keys are credentials, not data. A whole restore brings
- * `control.db` back as it was at the backup, except for what it must not undo: a key revoked since
- * the backup stays revoked (a leaked key is never brought back to life)". README "Admin commands":
- * "`restore --from DIR [--owner ID]` | puts a backup back; …; keeps revocations, newer keys and
- * newer owners".
- *
- * Before a fix: the interrupted restore exits by the signal, the second restore exits 0 with
- * `"kept":{"revokedKeys":0,…}`, and a server started afterwards answers the revoked key 200.
+ * The restore sets the `control.db` it replaces aside (`control.db.before-restore`), puts the
+ * backup's in place and the owner files back, and only then re-applies the revocations made
+ * since the backup. Copying the owner files is most of a restore's time, so that is where an
+ * interruption (Ctrl-C, SIGTERM, a crash) is likely to land; the run after it must still re-apply
+ * the revocations from the first run's copy, not from the backup's control.db it finds in place.
+ * CONTRACT §18: keys are credentials, not data; a key revoked since the backup stays revoked,
+ * also when a restore was interrupted and run again.
  */
 
 afterAll(cleanup)
 
 test('a whole restore interrupted after control.db was replaced, then run again, keeps a key revoked since the backup revoked', async () => {
-  const dataDir = tempDir('pfin-campaign7-irestore-')
+  const dataDir = tempDir('pfin-irestore-')
   const env = processEnv(dataDir, { LOG_FORMAT: 'off' })
   const owner = (await adminJson(env, 'owner', 'create', '--name', 'Ana')).id as string
   const leaked = await adminJson(env, 'key', 'create', '--owner', owner, '--name', 'leaked')
@@ -37,7 +29,7 @@ test('a whole restore interrupted after control.db was replaced, then run again,
     await Promise.all(Array.from({ length: 8 }, (_, i) => adminJson(env, 'owner', 'create', '--name', `Owner ${owners + i}`)))
     owners += 8
   }
-  const out = join(tempDir('pfin-campaign7-irestore-out-'), 'b')
+  const out = join(tempDir('pfin-irestore-out-'), 'b')
   await adminJson(env, 'backup', '--out', out)
 
   // The key leaks after the backup and is revoked.

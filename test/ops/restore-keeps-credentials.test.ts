@@ -4,14 +4,15 @@ import { join } from 'node:path'
 import { admin, adminJson, call, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
 
 /**
- * Campaign finding (2026-11-25), fixed: a whole `restore --from DIR` put the backup's control.db
- * back as it was, so every key decision taken after the backup was undone. A key revoked since
- * (a leaked key, say) worked again, and an owner created since lost its keys and its place in
- * `owner list` while its file stayed in tenants/ with nothing pointing at it. CONTRACT §2: a
- * revoked key stops working; §18: restore puts the copies back, "so no retry is told done for a
- * write the restore removed" — nothing lets a restore bring a revoked credential back to life.
- * Now keys are treated as credentials, not data: revocations and keys made since are kept, and
- * so are owners created since (with their untouched files, keys and stored answers).
+ * A whole `restore --from DIR` keeps the key decisions made since the backup: a key revoked since
+ * stays revoked, a key made since keeps working, and an owner created since keeps its file, keys
+ * and stored answers; when the replaced control.db cannot be read, the restore still completes
+ * and says that revocations were not kept.
+ *
+ * Keys are credentials, not data (CONTRACT §18). Putting the backup's control.db back as it was
+ * would bring a revoked (say, leaked) key back to life and leave an owner created since with a
+ * file in tenants/ and nothing pointing at it. CONTRACT §2: a revoked key stops working; §18:
+ * no retry is told "done" for a write the restore removed.
  */
 
 afterAll(cleanup)
@@ -27,11 +28,11 @@ async function withServer<T>(env: Record<string, string>, fn: (url: string) => P
 }
 
 test('a key revoked after the backup stays revoked after a whole restore; a key made since keeps working', async () => {
-  const env = processEnv(tempDir('pfin-campaign-restore-'))
+  const env = processEnv(tempDir('pfin-restore-'))
   const owner = (await adminJson(env, 'owner', 'create', '--name', 'Restore')).id as string
   const leaked = (await adminJson(env, 'key', 'create', '--owner', owner)) as { id: string; key: string }
   const kept = (await adminJson(env, 'key', 'create', '--owner', owner)) as { id: string; key: string }
-  const out = join(tempDir('pfin-campaign-backup-'), 'b')
+  const out = join(tempDir('pfin-backup-'), 'b')
   expect((await admin(env, 'backup', '--out', out)).code).toBe(0)
   expect((await adminJson(env, 'key', 'revoke', leaked.id)).revoked).toBe(true)
   const later = (await adminJson(env, 'key', 'create', '--owner', owner)) as { id: string; key: string }
@@ -45,16 +46,16 @@ test('a key revoked after the backup stays revoked after a whole restore; a key 
     kept: (await call(url, 'GET', '/v1/me', { key: kept.key })).status,
     later: (await call(url, 'GET', '/v1/me', { key: later.key })).status,
   }))
-  // Before the fix: leaked 200 (the restore un-revoked it) and later 401.
+  // The failure this catches: leaked 200 (the restore un-revoked it) and later 401.
   expect(statuses).toEqual({ leaked: 401, kept: 200, later: 200 })
 })
 
 test('an owner created after the backup keeps its file, keys and stored answers through a whole restore', async () => {
-  const dataDir = tempDir('pfin-campaign-restore-')
+  const dataDir = tempDir('pfin-restore-')
   const env = processEnv(dataDir)
   const before = (await adminJson(env, 'owner', 'create', '--name', 'Before')).id as string
   const beforeKey = (await adminJson(env, 'key', 'create', '--owner', before)) as { key: string }
-  const out = join(tempDir('pfin-campaign-backup-'), 'b')
+  const out = join(tempDir('pfin-backup-'), 'b')
   expect((await admin(env, 'backup', '--out', out)).code).toBe(0)
 
   const late = (await adminJson(env, 'owner', 'create', '--name', 'Late')).id as string
@@ -77,7 +78,7 @@ test('an owner created after the backup keeps its file, keys and stored answers 
     retry: await call(url, 'POST', '/v1/accounts', { key: lateKey.key, idempotencyKey, body }),
     before: (await call(url, 'GET', '/v1/me', { key: beforeKey.key })).status,
   }))
-  // Before the fix: the owner was gone from control.db (its key 401) while its file stayed.
+  // The failure this catches: the owner was gone from control.db (its key 401) while its file stayed.
   expect({ me: after.me, accounts: after.accounts, before: after.before }).toEqual({ me: 200, accounts: ['Savings'], before: 200 })
   // Its stored answer came along: the retry replays the original write instead of making a second account.
   expect(after.retry.status).toBe(201)
@@ -86,10 +87,10 @@ test('an owner created after the backup keeps its file, keys and stored answers 
 })
 
 test('when the replaced control.db cannot be read, the restore still completes and says that revocations were not kept', async () => {
-  const dataDir = tempDir('pfin-campaign-restore-')
+  const dataDir = tempDir('pfin-restore-')
   const env = processEnv(dataDir)
   await adminJson(env, 'owner', 'create', '--name', 'Damaged')
-  const out = join(tempDir('pfin-campaign-backup-'), 'b')
+  const out = join(tempDir('pfin-backup-'), 'b')
   expect((await admin(env, 'backup', '--out', out)).code).toBe(0)
   writeFileSync(join(dataDir, 'control.db'), 'this is not a database')
   for (const suffix of ['-wal', '-shm']) writeFileSync(join(dataDir, `control.db${suffix}`), '')

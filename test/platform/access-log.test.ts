@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { adminJson, call, cleanup, MAIN, processEnv, ROOT, tempDir } from '../support/processes.ts'
 
-/** Structured access logs (issue 10): one line per request, never a key, a body or a query value. */
+/** Structured access logs: one line per request, never a key, a body or a query value. */
 
 afterAll(cleanup)
 

@@ -2,12 +2,12 @@ import { expect, test } from 'bun:test'
 import { sendRaw, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Campaign finding (2026-11-25, low; format), fixed: `Content-Encoding` on a request body was ignored. A gzip body
- * sent with `Content-Encoding: gzip` is answered 400 malformed_json "(it is not UTF-8 text)", and
- * plain JSON mislabelled `Content-Encoding: gzip` (or br, zstd, deflate) is accepted and written.
- * RFC 9110 §8.4.1: a server that does not support a request's content coding answers 415; the
- * CONTRACT §6 code for that is unsupported_media_type. Either decode it or refuse it, but do not
- * read the coded bytes as JSON.
+ * A request body with a `Content-Encoding` other than identity is refused 415
+ * unsupported_media_type and writes nothing: coded bytes are never read as JSON.
+ *
+ * Ignoring the header would answer a gzip body 400 malformed_json "(it is not UTF-8 text)" and
+ * write plain JSON mislabelled gzip as if it were plain. RFC 9110 §8.4.1: a server that does not
+ * support a request's content coding answers 415; CONTRACT §6 names it unsupported_media_type.
  */
 
 const fixture = unthrottledServerWithKey()
@@ -26,14 +26,14 @@ test('a gzip-coded body is decoded (201) or refused 415, not read as JSON text',
     headers: headers('gzip'),
     body: Bun.gzipSync(new TextEncoder().encode(json)),
   })
-  // Before the fix: 400 malformed_json "The request body is not valid JSON (it is not UTF-8 text)".
+  // The failure this catches: 400 malformed_json "The request body is not valid JSON (it is not UTF-8 text)".
   expect(res.status).toBe(415)
   expect(res.json.code).toBe('unsupported_media_type')
 })
 
 test('a body labelled gzip that is not gzip is not written as if it were plain JSON', async () => {
   const res = await sendRaw(fixture.server.url, '/v1/accounts', { method: 'POST', headers: headers('gzip'), body: json })
-  // Before the fix: 201 Created.
+  // The failure this catches: 201 Created.
   expect(res.status).toBe(415)
   expect(res.json.code).toBe('unsupported_media_type')
 })

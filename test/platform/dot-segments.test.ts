@@ -3,18 +3,15 @@ import { connect } from 'node:net'
 import { unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Campaign finding (2026-11-25), fixed: a request target with dot segments or a backslash (`/v1/../v1/me`,
- * `/v1/./me`, `/v1\me`, `/x/../healthz`) sent with a Host of 1–3 characters (`api`, `web`, `db`:
- * Docker Compose service names; or `x`) is answered by a 405 that contradicts itself:
- * "GET is not allowed on /v1/me; allowed: GET" with `Allow: GET`. With a longer Host the same
- * target is served (200).
- * Cause: Bun normalises `request.url` (dot segments, backslashes) but its native router matched
- * the raw target, so the request falls back to Elysia's dynamic handler, which finds the path
- * with `url.indexOf('/', 11)` (it assumes a host of at least 4 characters: for `http://x/v1/me`
- * that yields `/me`). Nothing matches, and pfin's 404 handler, which reads the path correctly,
- * finds `/v1/me` known with GET and answers 405.
- * CONTRACT §6: 405 is for a known path with another method; the answer must not depend on the
- * length of the Host header.
+ * A request target with dot segments or a backslash (`/v1/../v1/me`, `/v1/./me`, `/v1\me`,
+ * `/x/../healthz`) is answered the same whatever the length of the Host header, and never by a
+ * 405 that allows the method it refuses.
+ *
+ * Bun normalises `request.url` (dot segments, backslashes) while its native router matches the
+ * raw target, so such a request falls back to Elysia's dynamic handler, which finds the path with
+ * `url.indexOf('/', 11)`: it assumes a host of at least 4 characters (for `http://x/v1/me` it
+ * yields `/me`). Hosts of 1–3 characters are common: `api`, `web`, `db` are Docker Compose
+ * service names. CONTRACT §6: 405 is for a known path with another method.
  */
 
 const fixture = unthrottledServerWithKey()
@@ -45,7 +42,7 @@ describe('dot segments and backslashes in the request target, with a short Host'
     test(`GET ${target} with Host "api" is answered as with Host "localhost"`, async () => {
       const long = await rawGet(target, 'localhost')
       const short = await rawGet(target, 'api')
-      // Before the fix: localhost → 200; api → 405 "GET is not allowed on /v1/me; allowed: GET" (Allow: GET).
+      // The failure this catches: localhost → 200; api → 405 "GET is not allowed on /v1/me; allowed: GET" (Allow: GET).
       expect({ target, status: short.status, allow: short.allow }).toEqual({ target, status: long.status, allow: long.allow })
     })
   }

@@ -4,15 +4,15 @@ import { join } from 'node:path'
 import { adminJson, call, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
 
 /**
- * Campaign 2 finding (2026-11-25): an owner file that was emptied (truncated to 0 bytes) or
- * removed while the server was stopped is not reported as damaged. A zero-length file is a
- * valid, empty SQLite database, so `quick_check` passes; the server migrates it into a fresh,
- * empty ledger and answers 200 with no accounts and no transactions, and takes new writes on
- * top (201). A removed file is silently created anew the same way. CONTRACT §6/§14: an owner's
- * database that is damaged → 503 `storage_unavailable` for that owner only, taking no writes
- * (README: "Restore the file … and the next request opens it again"). Instead the client is
- * told, as the truth, that the owner has nothing — and writes accepted on the empty file are
- * lost again once the operator restores the real one.
+ * An owner file emptied (truncated to 0 bytes) or removed while the server was stopped is a
+ * damaged file: 503 storage_unavailable for that owner only, taking no writes, while other owners
+ * are served.
+ *
+ * A zero-length file is a valid, empty SQLite database that passes `quick_check`. Migrated into a
+ * fresh ledger, it would tell the client, as the truth, that the owner has nothing, and the
+ * writes accepted on it would be lost again once the operator restores the real file.
+ * CONTRACT §14: every owner's file is made with the owner, so the server never makes an empty
+ * ledger in its place.
  */
 
 afterAll(cleanup)
@@ -51,7 +51,7 @@ for (const [name, damage] of [
   ['removed', (file: string) => rmSync(file)],
 ] as const) {
   test(`an owner file ${name} while the server was stopped is 503 storage_unavailable, not a fresh empty ledger`, async () => {
-    const dataDir = tempDir('pfin-campaign2-empty-')
+    const dataDir = tempDir('pfin-empty-')
     const env = processEnv(dataDir, { LOG_FORMAT: 'off' })
     const { damaged, damagedKey, otherKey } = await ownerWithData(env)
     damage(join(dataDir, 'tenants', `${damaged}.db`))
@@ -65,7 +65,7 @@ for (const [name, damage] of [
         idempotencyKey: crypto.randomUUID(),
       })
       const other = await call(server.url, 'GET', '/v1/transactions', { key: otherKey })
-      // Today: accounts 200 with [] (the account and its transaction are gone), write 201.
+      // The failure this catches: accounts 200 with [] (the account and its transaction are gone), write 201.
       expect({ accounts: accounts.status, write: write.status, other: other.status }).toEqual({ accounts: 503, write: 503, other: 200 })
       expect(JSON.parse(accounts.text).code).toBe('storage_unavailable')
       expect(JSON.parse(other.text).data).toHaveLength(1)

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { expectProblem, RATE_LIMIT_HEADERS, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /**
- * What the property-based fuzz (fuzz.test.ts) found, each minimised to one plain request and
- * the answer CONTRACT asks for. A `test.todo` is a finding whose fix lies outside the resource
- * modules (platform, server, Bun); its comment says where.
+ * Requests the property-based fuzz (fuzz.test.ts) failed on, each minimised to one plain request
+ * and pinned to the answer the contract asks for: details that name the field sent, cursors from
+ * another list, payee search, 422s that are not stored, long request targets. A `test.todo` is
+ * one whose fix lies outside the resource modules (platform, server, Bun); its comment says where.
  */
 
 let server: TestServer

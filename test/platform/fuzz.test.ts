@@ -19,7 +19,7 @@ import {
 
 /**
  * A property-based fuzz over every operation of /openapi.json, against a real server over real
- * HTTP (tracker issue 7 §8). Requests come from the document's schemas: the owner's real ids,
+ * HTTP. Requests come from the document's schemas: the owner's real ids,
  * someone else's, malformed ones; valid bodies, bodies with one field broken, garbage; odd query
  * strings and headers. For every request, whatever it is:
  *   - the status is never ≥ 500, and it is one the operation documents (with a documented code);

@@ -3,15 +3,14 @@ import { connect } from 'node:net'
 import { unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Campaign finding (2026-11-25), fixed: the pipeline parsed `new URL(request.url)` (query of every list route, the
- * fingerprint of every POST/PATCH), and Bun builds `request.url` from the Host header. An
- * HTTP/1.0 request without Host (HAProxy's default `option httpchk`, old clients, scanners), an
- * empty `Host:`, or a Host holding '/', '?' or '#' makes that an invalid URL: the route answers
- * 500 internal_error and the log gets a `TypeError: Invalid URL` stack trace, for any caller
- * (no key needed to reach it: a hostile client could fill the log at will).
- * CONTRACT §6: 500 is for "anything unexpected"; a request Bun accepted should get a normal
- * answer (the same as with a proper Host, or a 4xx problem+json) — never 500.
- * Also, on these requests an unknown route is answered 405 "GET is not allowed on /; allowed: GET".
+ * A request without a usable Host header (HTTP/1.0 without Host, an empty `Host:`, a Host holding
+ * '/', '?' or '#') is answered as with a proper one: never 500, and an unknown route is 404.
+ *
+ * Bun builds `request.url` from the Host header, so `new URL(request.url)` (for the query of
+ * every list route and the fingerprint of every POST/PATCH) would throw `Invalid URL` on these
+ * requests: a 500 and a stack trace in the log for any caller, no key needed (HAProxy's default
+ * `option httpchk`, old clients and scanners send them). CONTRACT §6: 500 is for "anything
+ * unexpected"; a request Bun accepted gets a normal answer.
  */
 
 const fixture = unthrottledServerWithKey()
@@ -46,7 +45,7 @@ describe('requests without a usable Host header', () => {
         `${requestLine('POST /v1/accounts')}\r\nAuthorization: Bearer ${fixture.key}\r\nContent-Type: application/json\r\nIdempotency-Key: ${crypto.randomUUID()}\r\nContent-Length: ${account.length}`,
         account,
       )
-      // Before the fix: 500 internal_error for both ("TypeError: Invalid URL" in the log).
+      // The failure this catches: 500 internal_error for both ("TypeError: Invalid URL" in the log).
       expect({ list: list.status, create: create.status }).toEqual({ list: 200, create: 201 })
     })
   }

@@ -3,8 +3,8 @@ import Ajv from 'ajv'
 import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /**
- * /openapi.json edges found by fuzzing (issue 7 §7): what the document says a `time` is, and
- * the errors it lists for routes whose handlers can answer more than it said.
+ * /openapi.json is true at its edges: what the document says a `time` is, and the errors it lists
+ * for routes whose handlers can answer more than the usual set.
  */
 
 type Json = Record<string, unknown>

@@ -3,31 +3,20 @@ import { connect } from 'node:net'
 import { startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /**
- * Campaign 8 finding (2026-11-26): a write followed on the same keep-alive connection by a
- * pipelined request (HTTP/1.1 pipelining: the next request is sent before the first answer
- * arrives) is committed but never answered: the server closes the connection without sending a
- * single byte, and the pipelined request behind it is dropped unread. Group commit defers every
- * HTTP write's answer to the next event-loop turn (`setImmediate` in write-groups.ts), and
- * Bun 1.4.5's server drops a pipelined connection whose first answer comes a macrotask after its
- * body was read (a bare `Bun.serve` whose handler does `await req.text()` then
- * `await new Promise(r => setImmediate(r))` behaves the same; answering in the same turn works).
+ * A write with a request pipelined behind it on one connection is applied once, and its retry
+ * with the same Idempotency-Key gets the committed answer. That every pipelined request is
+ * answered in order waits on Bun: those two tests are `test.todo`.
  *
- * CONTRACT §14: "A write that committed is answered as committed. Once the owner's transaction
- * committed, the client gets that response". README (Decisions, Group commit): "every answer
- * still follows its own commit … Writes from the same connection keep their order".
- *
- * Before a fix: both exchanges below read "" (connection closed, no status line), yet the first
- * POST is in the ledger a moment later (the transaction 'first', the account); the pipelined
- * second POST is not. A client learns of its committed write only by retrying with the same key.
- *
- * Open, in Bun: its HTTP server closes any connection on which a request is pipelined behind a
- * response still pending (uWS "denying async pipelining"; oven-sh/bun#38128 is the open fix).
- * pfin cannot answer every write in the turn its request arrived (a body is read as it streams
- * in, a key's first use is checked off the main thread; answering the group commit in a
- * microtask instead of the next turn was tried and changed nothing), so the two tests of the
- * finding are kept as `test.todo` until Bun serves pipelined requests in order. What pfin does
- * guarantee is the third test: the retry every client makes of an unanswered write, with the
- * same Idempotency-Key, gets the committed answer and writes nothing twice.
+ * HTTP/1.1 pipelining sends the next request before the answer to the one ahead of it arrives.
+ * Group commit answers every HTTP write on the next event-loop turn (`setImmediate` in
+ * write-groups.ts), and Bun 1.4.5's server closes a connection whose first answer comes a
+ * macrotask after its body was read when a request is pipelined behind it (uWS "denying async
+ * pipelining"; oven-sh/bun#38128 is the open fix): the write commits unanswered, and the request
+ * behind it is dropped unread. pfin cannot answer every write in the turn its request arrived (a
+ * body is read as it streams in, a key's first use is checked off the main thread; answering in a
+ * microtask instead changed nothing), so the retry every client makes of an unanswered write is
+ * what pfin guarantees. CONTRACT §14: a write that committed is answered as committed, writes
+ * from one connection keep their order, and pipelining is not served in order by Bun 1.4.
  */
 
 let server: TestServer
@@ -70,7 +59,7 @@ test.todo('two writes pipelined on one connection: each is answered, in order, a
   await Bun.sleep(200)
   const listed = await server.request('GET', '/v1/transactions?limit=200', { key: owner.key })
   const notes = listed.json.data.map((row: { note: string }) => row.note).sort()
-  // What was written must have been answered; before a fix: answers [] and notes ['first'].
+  // What was written must have been answered; Bun 1.4.5 gives answers [] and notes ['first'].
   expect({ answers: statusLines(answer), notes }).toEqual({ answers: ['HTTP/1.1 201', 'HTTP/1.1 201'], notes: ['first', 'second'] })
 })
 
@@ -82,7 +71,7 @@ test.todo('a write with a read pipelined behind it: the write is answered (Bun c
   )
   await Bun.sleep(200)
   const listed = await server.request('GET', '/v1/accounts', { key: owner.key })
-  // Before a fix: answers [] while the account exists.
+  // Bun 1.4.5 gives answers [] while the account exists.
   expect({ answers: statusLines(answer), accounts: listed.json.data.length }).toEqual({ answers: ['HTTP/1.1 201', 'HTTP/1.1 200'], accounts: 1 })
 })
 

@@ -2,10 +2,12 @@ import { expect, test } from 'bun:test'
 import { expectProblem, unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Campaign finding (2026-11-25, minor), fixed: on list routes `?__proto__=1` was accepted while
- * every other unknown parameter is 422 (assigning it set the parsed query's prototype instead
- * of adding a parameter), and a parameter given twice (`limit=1&limit=2`) silently took the
- * last value. CONTRACT §6: a bad query parameter is 422 validation_failed.
+ * On list routes, a prototype-named query parameter (`__proto__`, `constructor`, …) is an unknown
+ * parameter, and a parameter given twice is refused: both 422 validation_failed naming it.
+ *
+ * Assigning `__proto__` would set the parsed query's prototype instead of adding a parameter, and
+ * taking the last of two values would hide a client's mistake. CONTRACT §6: a bad query parameter
+ * is 422 validation_failed.
  */
 
 const fixture = unthrottledServerWithKey()

@@ -2,22 +2,13 @@ import { describe, expect, test } from 'bun:test'
 import { unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Campaign 4 finding (2026-11-26): /openapi.json declares `Idempotent-Replayed` only on the
- * success responses of POST and PATCH, but the server also sends it on the error responses it
- * stores and replays.
+ * /openapi.json declares `Idempotent-Replayed` on the error responses the server stores and
+ * replays (404, 409 and 422 of writes), not only on successes.
  *
- * CONTRACT §8: "Stored: every response of a request that reached its handler, with status < 500
- * (a 422 `invalid_reference` or `rule_violation` from the handler is stored and replayed)", and a
- * replay carries "`Idempotent-Replayed: true`". CONTRACT §12: /openapi.json is "true: every
- * route, every parameter, every request and response schema …, every error response as
- * problem+json, the bearer scheme, the `Idempotency-Key` parameter and the response headers."
- *
- * Before the fix: replaying `PATCH /v1/accounts/acct_missing` (404 not_found), a
- * `POST /v1/transactions` with an unknown account (422 invalid_reference) or a duplicate
- * `externalId` (409 external_id_conflict) answers with `Idempotent-Replayed: true`, while the
- * document's 404, 409 and 422 responses of those operations list only X-Request-Id and the
- * X-RateLimit-* headers (src/platform/openapi.ts adds the header in the success-status loop only),
- * so a client generated from the document cannot tell a replayed refusal from a fresh one.
+ * CONTRACT §8: every response of a request that reached its handler, with status < 500, is stored
+ * and replayed with `Idempotent-Replayed: true`; §12: /openapi.json is true, response headers
+ * included. A client generated from the document must be able to tell a replayed refusal from a
+ * fresh one.
  */
 
 type Json = Record<string, unknown>

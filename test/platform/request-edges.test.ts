@@ -3,8 +3,9 @@ import { connect } from 'node:net'
 import { expectProblem, listPages, startUnthrottledServer, type TestResponse, type TestServer } from '../support/harness.ts'
 
 /**
- * Edges found by fuzzing (issue 7 §7): lone surrogates in request text, a `#fragment` in the
- * request target, and the limits every body is read under (nesting depth, significant digits).
+ * The edges every request is read at: lone surrogates in request text, the limits every body is
+ * read under (nesting depth, significant digits), duplicate keys, and a `#fragment` in the
+ * request target.
  */
 
 let server: TestServer

@@ -2,10 +2,9 @@ import { expect, test } from 'bun:test'
 import { unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Noted by campaign 4 (2026-11-26): /openapi.json gave `X-RateLimit-Reset-Minute`,
- * `X-RateLimit-Reset-Day` and `Retry-After` `minimum: 0`, while CONTRACT §7 says "`Reset-*` and
- * `Retry-After` are **seconds from now** (integers ≥ 1)" and §12 asks for a true document. The
- * server's values were already ≥ 1; the document now says so.
+ * /openapi.json gives `X-RateLimit-Reset-Minute`, `X-RateLimit-Reset-Day` and `Retry-After`
+ * `minimum: 1`, and the server keeps to it: CONTRACT §7 says "`Reset-*` and `Retry-After` are
+ * **seconds from now** (integers ≥ 1)", and §12 asks for a true document.
  */
 
 const fixture = unthrottledServerWithKey()

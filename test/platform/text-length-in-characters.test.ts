@@ -3,19 +3,13 @@ import Ajv2020 from 'ajv/dist/2020'
 import { unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Campaign 4 finding (2026-11-26): text limits are counted in UTF-16 code units, not characters.
+ * Text limits count characters (Unicode code points), not UTF-16 code units, on the server as in
+ * /openapi.json.
  *
- * CONTRACT §3: "text fields | trimmed; `name` 1–200 chars, `note`/`notes` ≤ 2000, `externalId`
- * 1–200, other strings ≤ 200". /openapi.json says the same with `maxLength: 200` (and 2000),
- * and in OpenAPI 3.1 (JSON Schema 2020-12) the length of a string is its number of characters
- * (Unicode code points, RFC 8259), which is how Ajv and generated clients check it.
- *
- * Before the fix: a name of 101 emoji (101 characters, 202 UTF-16 code units) — valid per the
- * document and the contract — is refused with 422 validation_failed "field 'name' must be
- * 1–200 characters"; likewise an externalId, a payee name or a note of characters outside the
- * Basic Multilingual Plane well under the limit, and `GET /v1/payees?q=` (documented
- * `maxLength: 200`) with 101 such characters is 422 "must be a string of 1 to 200 characters".
- * The server measures `string.length`.
+ * CONTRACT §3: "`name` 1–200 chars, `note`/`notes` ≤ 2000, `externalId` 1–200, other strings ≤
+ * 200". In OpenAPI 3.1 (JSON Schema 2020-12) `maxLength` counts characters, which is how Ajv and
+ * generated clients check it; measuring `string.length` would refuse a name of 101 emoji (202
+ * code units) that the document and the contract accept.
  */
 
 const fixture = unthrottledServerWithKey()

@@ -16,7 +16,7 @@ import {
 } from '../support/processes.ts'
 
 /**
- * Issue 7 §8 / CONTRACT §2: admin commands run beside the server and beside each other. Each one
+ * CONTRACT §2: admin commands run beside the server and beside each other. Each one
  * that reports success has committed (it waits on a busy database rather than failing), none
  * disturbs the server, and a revocation or expiry is honoured by the running server within one
  * second. Every process here is real: `bun src/main.ts serve` under API load, and every kind of

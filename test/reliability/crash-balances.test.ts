@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { adminJson, type Answer, call, cleanup, killSoon, processEnv, type ServerProcess, startServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
- * Issue 7 §8 / CONTRACT §8, §11, §14: exactly once under `kill -9`, for writes of every kind. A
+ * CONTRACT §8, §11, §14: exactly once under `kill -9`, for writes of every kind. A
  * burst of creates (with payeeName), transfers between two accounts, upserts by externalId (new
  * and existing), PATCHes and DELETEs of transactions is cut by SIGKILL twice; after each kill the
  * owner's file must already be self-consistent (balances and payee totals agree with the rows it

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { adminJson, cleanup, killSoon, processEnv, startServer as startProcessServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
- * Issue 3 §6 / CONTRACT §8: exactly once, even after `kill -9`. The real server runs as its own
+ * CONTRACT §8: exactly once, even after `kill -9`. The real server runs as its own
  * process; a burst of idempotent creates is cut by SIGKILL (twice), the server is restarted on the
  * same DATA_DIR, and every request is retried with its original key and body until it succeeds.
  * Afterwards there is exactly one transaction per key, every retry of an answered request was a

@@ -5,34 +5,25 @@ import { startUnthrottledServer } from '../support/harness.ts'
 import { adminJson, call, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
 
 /**
- * Campaign 8 finding (2026-11-26): the stored answer of a write its handler refused (409
- * `external_id_conflict`, 422 `rule_violation` / `invalid_reference`, 409 `payee_exists`) lives only
- * in a write-behind copy to control.db, made a turn after the answer went out
- * (`refused` → `recordInControl` in pipeline.ts). Unlike a committed write's answer it is not
- * recorded in the owner's file, so when that copy does not happen — the server is killed first,
- * or the copy fails (control.db full: "N idempotency record(s) not copied to control.db (the
- * owners' files keep them)", which is not true of these) — the refusal is forgotten. The retry
- * with the same Idempotency-Key then runs the handler again, and once the conflict is gone it
- * creates the transaction the client was told was refused.
+ * A write its handler refused (409 `external_id_conflict`, 422 `rule_violation` /
+ * `invalid_reference`, 409 `payee_exists`) keeps its stored answer through kill -9 and through
+ * a failed copy to control.db: the retry with the same Idempotency-Key replays the refusal and
+ * never runs the write.
  *
- * CONTRACT §8: "Stored: every response of a request that reached its handler, with status < 500
- * (a 422 `invalid_reference` or `rule_violation` from the handler is stored and replayed)";
- * "Same key, same fingerprint: the stored response is replayed byte for byte … nothing runs
- * twice". §11: "The control database may use synchronous=NORMAL: every write it must never lose
- * is backed by the tenant-side record."
- *
- * Before a fix: test 1 — after kill -9 and a restart the retry answers 201 and writes a
- * transaction (the client holds a 409 for that key); test 2 — 35 of 40 refused keys (those
- * answered once control.db was full) run again on retry (the first retry creates the
- * transaction, the others answer a new 409 with a new request_id and no Idempotent-Replayed).
- * The kill test holds control.db's write lock (as an admin command's transaction does) only to
- * make the gap between the answer and its copy wide enough to land a SIGKILL in it.
+ * The copy to control.db is made a turn after the answer went out; a refusal recorded only there
+ * is forgotten when the server is killed first or the copy fails (control.db full), and the retry
+ * then runs the handler again and, once the conflict is gone, creates the transaction the client
+ * was told was refused. CONTRACT §8: every response of a request that reached its handler, with
+ * status < 500, is stored and replayed byte for byte, and nothing runs twice; §11: every write
+ * the control database must never lose is backed by the tenant-side record. The kill test holds
+ * control.db's write lock (as an admin command's transaction does) only to make the gap between
+ * the answer and its copy wide enough to land a SIGKILL in it.
  */
 
 afterAll(cleanup)
 
 test('a 409 answered just before kill -9 is replayed after the restart, not run again', async () => {
-  const env = processEnv(tempDir('pfin-campaign8-refusal-'), { LOG_FORMAT: 'off' })
+  const env = processEnv(tempDir('pfin-refusal-'), { LOG_FORMAT: 'off' })
   const owner = (await adminJson(env, 'owner', 'create', '--name', 'Refused')).id as string
   const key = (await adminJson(env, 'key', 'create', '--owner', owner)).key as string
   let server = await startServer(env)
@@ -73,7 +64,7 @@ test('a 409 answered just before kill -9 is replayed after the restart, not run 
     expect((await call(server.url, 'DELETE', `/v1/transactions/${JSON.parse(first.text).data.id}`, { key })).status).toBe(200)
     const again = await call(server.url, 'POST', '/v1/transactions', { key, idempotencyKey: 'dup', body })
     const listed = JSON.parse((await call(server.url, 'GET', '/v1/transactions', { key })).text).data
-    // Before a fix: { status: 201, replayed: null, sameBody: false, transactions: 1 }.
+    // The failure this catches: { status: 201, replayed: null, sameBody: false, transactions: 1 }.
     expect({
       status: again.status,
       replayed: again.headers.get('idempotent-replayed'),
@@ -124,7 +115,7 @@ test('refusals answered while the control copy fails (control.db full) are repla
       if (again.text !== text || again.headers.get('idempotent-replayed') !== 'true') ranAgain++
     }
     const listed = await server.request('GET', '/v1/transactions', { key: owner.key })
-    // Before a fix: { ranAgain: 35, transactions: 1 }.
+    // The failure this catches: refused keys run again on retry, and one of them writes the transaction.
     expect({ ranAgain, transactions: listed.json.data.length }).toEqual({ ranAgain: 0, transactions: 0 })
   } finally {
     await server.stop()

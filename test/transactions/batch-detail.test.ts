@@ -2,11 +2,13 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /**
- * Campaign finding (2026-11-25, format), fixed: CONTRACT §16 — in a batch, "the first failing item gives the usual
- * problem+json whose detail starts with its path, e.g. items[17].amount: …". When an item would
- * take an account's balance out of the money range (§4), the 422 rule_violation says only
- * "items: The balance of account … would exceed the supported range", without naming the item,
- * although the dry run of the same body reports exactly which index fails.
+ * In a batch, the item that would take a balance or a payee total out of the money range is
+ * named in the 422 rule_violation (`items[2]: …`), as its dry run names it.
+ *
+ * CONTRACT §16: "the first failing item gives the usual problem+json whose detail starts with its
+ * path, e.g. items[17].amount: …" (the range is §4's). A detail of "items: The balance of account
+ * … would exceed the supported range" alone leaves the client to search 500 items for the one to
+ * fix. A balance that leaves the range on the way to a valid sum is no failure.
  */
 
 let server: TestServer
@@ -32,7 +34,7 @@ test('a batch whose third item overflows the balance names items[2] in its detai
 
   const res = await server.request('POST', '/v1/transactions/batch', { key, body: { items } })
   const problem = expectProblem(res, 422, 'rule_violation')
-  // Before the fix: "items: The balance of account acct_… would exceed the supported range of ±92233720368".
+  // The failure this catches: "items: The balance of account acct_… would exceed the supported range of ±92233720368".
   expect(problem.detail).toBe(`items[2]: ${dry.json.data[2].errors[0].detail}`)
 })
 

@@ -2,19 +2,13 @@ import { describe, expect, test } from 'bun:test'
 import { unthrottledServerWithKey } from '../support/harness.ts'
 
 /**
- * Campaign 4 finding (2026-11-26): a batch dry run reports only some of a failing item's errors.
+ * A batch dry run reports all of a failing item's errors, not only the first check's: schema,
+ * money and reference errors together, and every unknown id.
  *
  * CONTRACT §16: "`dryRun: true` writes nothing and reports every item: the operation it would
- * take, or all of its errors (`data` null)". CONTRACT §6: `validation_failed` "is for the shape of
- * one field or parameter (type, format, required, unknown)" — too many decimals is one
- * (§4: "More decimals … → 422 `validation_failed`").
- *
- * Before the fix: the money checks (decimal places, range) run only when the item passed the
- * schema, and the reference checks stop at the first unknown id. So an item with an unknown
- * field (or a 2001-character note) and an amount with 9 decimals is reported with one error, the
- * other field's; an item whose amount is out of range and whose date is not a date reports only
- * `date`; an item whose accountId and categoryId are both unknown reports only `accountId`. A
- * client fixing a bank export from the dry run's report needs a second (and third) round trip.
+ * take, or all of its errors (`data` null)"; too many decimals is a `validation_failed` of its
+ * field (§4, §6) like any other. A client fixing a bank export from the dry run's report needs
+ * one round trip, not one per error.
  */
 
 const fixture = unthrottledServerWithKey()
