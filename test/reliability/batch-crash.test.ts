@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { units } from '../transactions/helpers.ts'
+import { burst, centsText } from '../support/crash.ts'
 import { adminJson, type Answer, call, cleanup, processEnv, type ServerProcess, startServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
@@ -25,12 +26,6 @@ const PAYEES = ['Pingo Doce', 'Continente', 'Lidl', 'EDP', 'Galp']
 
 const dataDir = tempDir('pfin-batch-crash-')
 const env = processEnv(dataDir)
-
-function decimal(cents: bigint): string {
-  const negative = cents < 0n
-  const abs = negative ? -cents : cents
-  return `${negative ? '-' : ''}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`
-}
 
 const rand = (n: number) => Math.floor(Math.random() * n)
 
@@ -71,12 +66,16 @@ function makeBatch(label: string, accountIds: Record<'A' | 'B', string>): Batch 
     const fields = [
       `"externalId":"${item.externalId}"`,
       `"accountId":"${accountIds[item.account]}"`,
-      `"amount":${decimal(item.cents)}`,
+      `"amount":${centsText(item.cents)}`,
       `"date":"2026-05-${String(1 + rand(28)).padStart(2, '0')}"`,
     ]
     if (item.payee) fields.push(`"payeeName":"${item.payee}"`)
     if (item.credit !== null)
-      fields.push('"isTransfer":true', `"transferToAccountId":"${accountIds[item.account === 'A' ? 'B' : 'A']}"`, `"destinationAmount":${decimal(item.credit)}`)
+      fields.push(
+        '"isTransfer":true',
+        `"transferToAccountId":"${accountIds[item.account === 'A' ? 'B' : 'A']}"`,
+        `"destinationAmount":${centsText(item.credit)}`,
+      )
     return `{${fields.join(',')}}`
   })
   return { label, key: `batch-${label}-${crypto.randomUUID()}`, items, body: `{"items":[${json.join(',')}]}` }
@@ -98,7 +97,7 @@ test(
       const res = await send(
         'POST',
         '/v1/accounts',
-        `{"name":"${name}","type":"bank","balance":${decimal(initial[name])},"currency":"EUR"}`,
+        `{"name":"${name}","type":"bank","balance":${centsText(initial[name])},"currency":"EUR"}`,
         crypto.randomUUID(),
       )
       expect(res.status).toBe(201)
@@ -146,15 +145,17 @@ test(
     for (let round = 1; round <= ROUNDS; round++) {
       const roundBatches = Array.from({ length: BATCHES }, (_, i) => makeBatch(`r${round}b${i}`, accountIds))
       batches.push(...roundBatches)
-      const inFlight = roundBatches.map(async (batch) => {
-        const answer = await send('POST', '/v1/transactions/batch', batch.body, batch.key)
-        if (answer.status !== 0) batch.answeredBeforeKill = answer
-      })
-      // Somewhere between the first commit and the last, at a random moment.
-      await Bun.sleep(batchMs * (0.3 + Math.random() * (BATCHES - 1.5)))
-      server.proc.kill('SIGKILL')
+      // All of the round's batches at once, killed somewhere between the first commit and the last, at a random moment.
+      await burst(
+        server,
+        roundBatches,
+        async (batch) => {
+          const answer = await send('POST', '/v1/transactions/batch', batch.body, batch.key)
+          if (answer.status !== 0) batch.answeredBeforeKill = answer
+        },
+        { concurrency: BATCHES, killAfterMs: batchMs * (0.3 + Math.random() * (BATCHES - 1.5)) },
+      )
       await server.proc.exited
-      await Promise.all(inFlight)
 
       const { found, sums, payees } = inspect(roundBatches)
       for (const { batch, rows, recorded } of found) {

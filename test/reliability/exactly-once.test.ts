@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { adminJson, cleanup, killSoon, processEnv, startServer as startProcessServer, tempDir, withDb } from '../support/processes.ts'
+import { burst as sendBurst, centsText, dropControlAnswers, everyItem } from '../support/crash.ts'
+import { adminJson, cleanup, processEnv, startServer as startProcessServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
  * CONTRACT §8: exactly once, even after `kill -9`. The real server runs as its own
@@ -34,11 +35,6 @@ async function post(url: string, apiKey: string, path: string, idempotencyKey: s
 }
 
 const UNIT = 10n ** 8n
-function centsLexeme(cents: bigint): string {
-  const neg = cents < 0n
-  const abs = neg ? -cents : cents
-  return `${neg ? '-' : ''}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`
-}
 function balanceUnits(text: string): bigint {
   const m = /"balance":(-?\d+)(?:\.(\d+))?[,}]/.exec(text)
   if (!m) throw new Error(`no balance in ${text}`)
@@ -66,7 +62,7 @@ test('SIGKILL during a burst of idempotent creates: after restart and retries, e
   const requests = Array.from({ length: N }, (_, i) => {
     const transfer = i % 5 === 0
     const cents = transfer ? BigInt(1 + Math.floor(Math.random() * 50_000)) : BigInt(Math.floor(Math.random() * 100_000) - 20_000)
-    const fields = [`"accountId":"${source}"`, `"amount":${centsLexeme(cents)}`, '"date":"2026-03-01"', `"note":"crash-${i}"`]
+    const fields = [`"accountId":"${source}"`, `"amount":${centsText(cents)}`, '"date":"2026-03-01"', `"note":"crash-${i}"`]
     if (transfer) fields.push('"isTransfer":true', `"transferToAccountId":"${destination}"`)
     return { i, key: `crash-key-${i}-${crypto.randomUUID()}`, body: `{${fields.join(',')}}`, cents, transfer }
   })
@@ -85,41 +81,24 @@ test('SIGKILL during a burst of idempotent creates: after restart and retries, e
     } else laterAnswers.set(i, [...(laterAnswers.get(i) ?? []), outcome])
   }
 
-  /**
-   * Sends the given requests with `concurrency` workers. With `killAfter`, SIGKILLs the server
-   * once that many answers came back, while the other workers' requests are in flight.
-   */
-  async function burst(pending: typeof requests, concurrency: number, killAfter?: number) {
-    let next = 0
-    let done = 0
-    let killed = false
-    let killing = false
-    const worker = async () => {
-      while (!killed && next < pending.length) {
-        const req = pending[next++] as (typeof requests)[number]
-        let outcome: Outcome
-        try {
-          outcome = await post(server.url, apiKey, '/v1/transactions', req.key, req.body)
-        } catch {
-          unknownFate++ // cut off by the kill: it may or may not have been applied
-          continue
-        }
-        if (outcome.status === 201) record(req.i, outcome)
-        else if (outcome.status === 409 && outcome.text.includes('idempotency_key_in_progress')) {
-          // retried in the next round
-        } else throw new Error(`request ${req.i}: ${outcome.status} ${outcome.text}`)
-        done++
-        if (killAfter !== undefined && done >= killAfter && !killing) {
-          killing = true
-          killSoon(server, () => {
-            killed = true
-          })
-        }
-      }
+  /** Sends one request; false when the kill cut it off (it may or may not have been applied). */
+  const attempt = async (req: (typeof requests)[number]): Promise<boolean> => {
+    let outcome: Outcome
+    try {
+      outcome = await post(server.url, apiKey, '/v1/transactions', req.key, req.body)
+    } catch {
+      unknownFate++
+      return false
     }
-    await Promise.all(Array.from({ length: concurrency }, worker))
-    return { killed, done }
+    if (outcome.status === 201) record(req.i, outcome)
+    else if (outcome.status === 409 && outcome.text.includes('idempotency_key_in_progress')) {
+      // retried in the next round
+    } else throw new Error(`request ${req.i}: ${outcome.status} ${outcome.text}`)
+    return true
   }
+  /** Sends the given requests with `concurrency` workers; with `killAfter`, SIGKILLs the server once that many answers came back. */
+  const burst = (pending: typeof requests, concurrency: number, killAfter?: number) =>
+    sendBurst(server, pending, attempt, { concurrency, killAfterAnswers: killAfter })
 
   // Round 1: the burst, killed after ~80–120 answers.
   const round1 = await burst(requests, 32, 80 + Math.floor(Math.random() * 40))
@@ -132,7 +111,6 @@ test('SIGKILL during a burst of idempotent creates: after restart and retries, e
 
   // What the files hold after the kill: every write the tenant committed carries its key.
   const tenantFile = join(dataDir, 'tenants', `${owner.id}.db`)
-  const controlFile = join(dataDir, 'control.db')
   const tenantKeys = new Set(
     withDb(tenantFile, (db) =>
       db
@@ -144,10 +122,8 @@ test('SIGKILL during a burst of idempotent creates: after restart and retries, e
   const tenantTxns = withDb(tenantFile, (db) => (db.query('SELECT count(*) AS n FROM transactions').get() as { n: number }).n)
   expect(tenantTxns).toBe(requests.filter((r) => tenantKeys.has(r.key)).length)
   for (const i of answered.keys()) expect(tenantKeys.has((requests[i] as (typeof requests)[number]).key)).toBe(true)
-  // Simulate the worst case of CONTRACT §11: the control database lost its idempotency records (it may
-  // use synchronous=NORMAL; a crash between the tenant commit and the control write has the same effect).
-  // Retries must then find the responses in the tenant file and still not write twice.
-  const lost = withDb(controlFile, (db) => db.query('DELETE FROM idempotency_records WHERE owner_id = ?').run(owner.id as string).changes)
+  // The worst case of CONTRACT §11: retries must find the responses in the tenant file and still not write twice.
+  const lost = dropControlAnswers(dataDir, owner.id as string)
   expect(lost).toBeGreaterThan(0)
 
   // Rounds 2 and 3: restart, retry every request (answered or not) in a random order, kill again part way.
@@ -186,16 +162,7 @@ test('SIGKILL during a burst of idempotent creates: after restart and retries, e
   expect(replays).toBeGreaterThanOrEqual(N) // at least the final full round
 
   // Exactly one transaction per key: list everything and count by the note marker.
-  const listed: { id: string; note: string }[] = []
-  let cursor: string | null = null
-  for (let pages = 0; pages < 100; pages++) {
-    const res = await fetch(`${server.url}/v1/transactions?limit=200${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${apiKey}` } })
-    expect(res.status).toBe(200)
-    const page = (await res.json()) as { data: { id: string; note: string }[]; hasMore: boolean; nextCursor: string | null }
-    listed.push(...page.data)
-    if (!page.hasMore) break
-    cursor = page.nextCursor
-  }
+  const listed = await everyItem<{ id: string; note: string }>(server.url, apiKey, '/v1/transactions')
   const byNote = new Map<string, string[]>()
   for (const t of listed) byNote.set(t.note, [...(byNote.get(t.note) ?? []), t.id])
   const duplicated = [...byNote].filter(([, ids]) => ids.length !== 1)
