@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { units } from '../transactions/helpers.ts'
-import { burst, centsText } from '../support/crash.ts'
+import { accountsAB, burst, centsText } from '../support/crash.ts'
 import { adminJson, type Answer, call, cleanup, processEnv, type ServerProcess, startServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
@@ -92,17 +92,7 @@ test(
       call(server.url, method, path, { key: apiKey, body, idempotencyKey, timeoutMs: 60_000 })
 
     const initial = { A: 10_000_000n, B: 250_000n } // cents
-    const accountIds: Record<'A' | 'B', string> = { A: '', B: '' }
-    for (const name of ['A', 'B'] as const) {
-      const res = await send(
-        'POST',
-        '/v1/accounts',
-        `{"name":"${name}","type":"bank","balance":${centsText(initial[name])},"currency":"EUR"}`,
-        crypto.randomUUID(),
-      )
-      expect(res.status).toBe(201)
-      accountIds[name] = JSON.parse(res.text).data.id
-    }
+    const accountIds = await accountsAB(send, initial)
 
     // One batch without a kill, to warm up and to know how long a batch takes on this machine.
     const warm = makeBatch('warm', accountIds)

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { burst as sendBurst, centsText, dropControlAnswers, everyItem } from '../support/crash.ts'
+import { accountsAB, burst as sendBurst, centsText, dropControlAnswers, everyItem } from '../support/crash.ts'
 import { adminJson, type Answer, call, cleanup, processEnv, type ServerProcess, startServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
@@ -67,17 +67,7 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
   const send = (method: string, path: string, body?: string, idempotencyKey?: string) => call(server.url, method, path, { key: apiKey, body, idempotencyKey })
 
   const initial = { A: 100_000_000n, B: 50_000n } // cents
-  const accountIds: Record<'A' | 'B', string> = { A: '', B: '' }
-  for (const name of ['A', 'B'] as const) {
-    const res = await send(
-      'POST',
-      '/v1/accounts',
-      `{"name":"${name}","type":"bank","balance":${centsText(initial[name])},"currency":"EUR"}`,
-      crypto.randomUUID(),
-    )
-    expect(res.status).toBe(201)
-    accountIds[name] = JSON.parse(res.text).data.id
-  }
+  const accountIds = await accountsAB(send, initial)
 
   // The existing transactions the burst will change: 0–19 have an externalId (upserted), 20–39 are
   // patched, 40–54 deleted, 55–59 left alone. Made before the burst and acknowledged.

@@ -1,6 +1,6 @@
 import { expect } from 'bun:test'
 import { join } from 'node:path'
-import { call, killSoon, type ServerProcess, withDb } from './processes.ts'
+import { type Answer, call, killSoon, type ServerProcess, withDb } from './processes.ts'
 
 /**
  * What the kill -9 tests share: a burst of requests cut by SIGKILL while writes are in flight,
@@ -72,6 +72,20 @@ export function centsText(cents: bigint): string {
   const negative = cents < 0n
   const abs = negative ? -cents : cents
   return `${negative ? '-' : ''}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`
+}
+
+/** Creates the owner's accounts A and B (bank, EUR) with the given balances in cents, each once (its own Idempotency-Key); returns their ids. */
+export async function accountsAB(
+  send: (method: string, path: string, body?: string, idempotencyKey?: string) => Promise<Answer>,
+  cents: Record<'A' | 'B', bigint>,
+): Promise<Record<'A' | 'B', string>> {
+  const ids: Record<'A' | 'B', string> = { A: '', B: '' }
+  for (const name of ['A', 'B'] as const) {
+    const res = await send('POST', '/v1/accounts', `{"name":"${name}","type":"bank","balance":${centsText(cents[name])},"currency":"EUR"}`, crypto.randomUUID())
+    expect(res.status).toBe(201)
+    ids[name] = JSON.parse(res.text).data.id
+  }
+  return ids
 }
 
 /** Every item of a list route of a server process, following `nextCursor` 200 at a time; every page must be 200. */
