@@ -6,13 +6,13 @@ import { acceptsGzip, DOCS_CSP } from '../../src/platform/docs/page.ts'
 import { awaitFreshMinute, intHeader } from '../platform/fixtures.ts'
 import { expectProblem, RATE_LIMIT_HEADERS, sendRaw, startTestServer, type TestResponse, type TestServer } from '../support/harness.ts'
 
-// The counting tests wait for a fresh UTC minute (up to 8 s) first: past bun's 5 s default.
-setDefaultTimeout(30_000)
-
 /**
  * /docs and its assets come from pfin itself, under a policy that allows only pfin's origin, and
  * `GET /` points the way; checked without a browser (test/docs/browser.test.ts renders it).
  */
+
+// The counting tests wait for a fresh UTC minute (up to 8 s) first: past bun's 5 s default.
+setDefaultTimeout(30_000)
 
 const ROOT = join(import.meta.dir, '..', '..')
 const VIEWER = join(ROOT, 'node_modules', 'swagger-ui-dist')
