@@ -3,12 +3,15 @@ import { join } from 'node:path'
 import { adminJson, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
 
 /**
- * A BACKUP_INTERVAL_HOURS too large for a timer (597 or more, about 25 days; 720 for "monthly")
- * still means one backup per interval, not one after another.
+ * BACKUP_INTERVAL_HOURS of 597 or more (about 25 days; e.g. 720 for "monthly") takes one backup
+ * per interval, not one after another.
  *
- * A delay above 2^31−1 ms does not fit `setTimeout`: Bun sets it to 1 ms
- * ("TimeoutOverflowWarning"), so each finished backup would arm the next at once, churning the
- * BACKUP_KEEP folders and keeping the disk and the CPU busy for as long as the server runs. Any
+ * The schedule keeps every timer within what `setTimeout` holds. Were the next backup armed with one
+ * `setTimeout(…, hours × 3,600,000 ms)`, a delay above 2^31−1 ms does not fit the timer:
+ * Bun sets it to 1 ms ("TimeoutOverflowWarning … Timeout duration was set to 1"). So instead of
+ * once a month the server would take a backup, then another at once, without end: a child process
+ * copying every database back to back, BACKUP_KEEP folders churned, the disk and the CPU busy
+ * for as long as the server runs. BACKUP_INTERVAL_HOURS is "how often scheduled backups run"; any
  * whole number ≥ 1 is accepted, so a large one must work.
  */
 

@@ -5,15 +5,21 @@ import { admin, adminJson, cleanup, processEnv, tempDir } from '../support/proce
 
 /**
  * `backup` over an owner file that is emptied (0 bytes) or missing fails: exit 1, one line on
- * stderr, nothing on stdout, no backup folder.
+ * stderr, nothing on stdout, no backup folder. pfin treats both as a damaged owner file.
  *
- * pfin treats both as a damaged owner file (503 for that owner, CONTRACT §14). `VACUUM INTO`
- * copies an emptied file as a valid empty database that passes `integrity_check`, and a missing
- * one is simply not in the listing of `tenants/*.db`: reporting success would tell the operator
- * the data is safe while one owner's ledger is not in the backup (and its restore would put back
- * an empty file). CONTRACT §18: an owner file that is missing or holds no database fails the
- * backup; §2: a failure is one line on stderr, exit 1, and nothing on stdout. (A file that is not
- * a database at all is refused the same way.)
+ * Left to themselves, both would pass for sound: an emptied file is copied
+ * by `VACUUM INTO` as a valid empty SQLite database, passes `integrity_check`, and goes into the
+ * manifest; `backup verify` then calls the backup whole. A missing file is simply not listed (the
+ * backup lists `tenants/*.db`, not the owners in control.db). Reporting success would tell the
+ * operator the data is safe when one
+ * owner's ledger is not in the backup (a restore of it puts back an empty file: 503 for that owner).
+ *
+ * CONTRACT §14: a file that is missing or holds no database (emptied to zero bytes) is a damaged
+ * owner file. §2: any failure but bad arguments (a damaged file, a backup that does not verify)
+ * prints one line on stderr and exits with 1; a command that fails prints nothing on stdout.
+ * CONTRACT §18: "`backup --out DIR`:
+ * a consistent copy of `control.db` and every owner's database, … each copy checked".
+ * (A file that is not a database at all is refused the same way: exit 1, "file is not a database".)
  */
 
 afterAll(cleanup)
