@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import { expectProblem, serverWithOwner } from '../support/harness.ts'
 import { ACCOUNT_FIELDS, createAccount, createTransaction, get, type Json, listAll, patch, tableRows } from './helpers.ts'
 
 /** Accounts: every field of SPEC §2.3, defaults, trimming, PATCH/null, validation and exact money. */
 
-let server: TestServer
-let owner: { id: string; key: string }
-beforeAll(async () => {
-  server = await startUnthrottledServer()
-  owner = await server.owner({ country: 'PT' })
-})
-afterAll(() => server.stop())
+const { server, owner } = serverWithOwner({ owner: { country: 'PT' } })
 
 const FULL = {
   name: '  Main checking  ',

@@ -1,5 +1,4 @@
-import { expect } from 'bun:test'
-import { listPages, type TestResponse, type TestServer } from '../support/harness.ts'
+import { listPages, type TestServer } from '../support/harness.ts'
 
 /**
  * Shared by the accounts, payees and agent-context suites: small helpers that fail loudly when
@@ -83,13 +82,4 @@ export const listAll = (server: TestServer, key: string, path: string, query: Re
 /** A table of the owner's file, read directly: proves a rejected request changed nothing. */
 export function tableRows(server: TestServer, ownerId: string, table: 'accounts' | 'payees' | 'payee_aliases' | 'transactions' | 'categories'): unknown[] {
   return server.platform.tenants.get(ownerId).sqlite.query(`SELECT * FROM ${table} ORDER BY rowid`).all()
-}
-
-/** Asserts `replay` is the stored response of `original`, byte for byte (CONTRACT §8). */
-export function expectReplayOf(replay: TestResponse, original: TestResponse): void {
-  expect(replay.status).toBe(original.status)
-  expect(replay.text).toBe(original.text)
-  expect(replay.headers.get('idempotent-replayed')).toBe('true')
-  expect(replay.headers.get('x-request-id')).toBe(original.headers.get('x-request-id'))
-  expect(replay.headers.get('location')).toBe(original.headers.get('location'))
 }

@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
-import { createAccount, expectReplayOf, get, type Json, listAll } from './helpers.ts'
+import { describe, expect, test } from 'bun:test'
+import { expectProblem, expectReplayOf, serverWithOwner } from '../support/harness.ts'
+import { createAccount, get, type Json, listAll } from './helpers.ts'
 
 /** CONTRACT §8 on every account POST and PATCH: replays are byte-identical and nothing runs twice. */
 
-let server: TestServer
-let owner: { id: string; key: string }
-beforeAll(async () => {
-  server = await startUnthrottledServer()
-  owner = await server.owner()
-})
-afterAll(() => server.stop())
+const { server, owner } = serverWithOwner()
 
 const count = async () => (await listAll(server, owner.key, '/v1/accounts', { includeArchived: 'true' })).length
 const newKey = () => `acct-${crypto.randomUUID()}`

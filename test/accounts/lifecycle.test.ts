@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import { expectProblem, serverWithOwner } from '../support/harness.ts'
 import { createAccount, get, type Json, listAll, patch, tableRows, unknownId } from './helpers.ts'
 
 /** Accounts: linkedAccountId, externalId uniqueness, upsert, archive (DELETE), not found. */
 
-let server: TestServer
-let owner: { id: string; key: string }
-beforeAll(async () => {
-  server = await startUnthrottledServer()
-  owner = await server.owner()
-})
-afterAll(() => server.stop())
+const { server, owner } = serverWithOwner()
 
 describe('linkedAccountId', () => {
   test('another of the owner’s accounts is accepted on create and PATCH', async () => {

@@ -3,7 +3,7 @@ import { createAccount, createPayee, createTransaction, get, type Json, listAll 
 import type { Scope } from '../../src/platform/scopes.ts'
 import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
-/** GET /v1/agent/context (SPEC §2.7, CONTRACT §9, §13). */
+/** GET /v1/agent/context gives an agent the owner's whole picture in one read: its shape, limits and order, rejections, isolation (SPEC §2.7, CONTRACT §9, §13). */
 
 let server: TestServer
 let owner: { id: string; key: string }

@@ -3,7 +3,7 @@ import { postOnce } from './keyed-load.ts'
 import { Cleanup, fmt, settings, startPfinWithOwner, median } from './support.ts'
 
 /**
- * Importing 500 transactions (issue 8): one `POST /v1/transactions/batch` of 500 items against
+ * Importing 500 transactions: one `POST /v1/transactions/batch` of 500 items against
  * 500 single `POST /v1/transactions/upsert` of the same items, sent one after another over one
  * keep-alive connection as an import script would, each with its own Idempotency-Key. Every
  * round uses fresh externalIds on both sides (so both create 500 transactions), and the two sides

@@ -3,7 +3,7 @@ import type { Benchmark } from './benchmark.ts'
 import { Cleanup, fmt, type Service, settings, spawnServer, startPfinWithOwner, median } from './support.ts'
 
 /**
- * Hostile request bodies (issue 7 §3, CONTRACT §14): pfin answering 1 MiB bodies of the shapes
+ * Hostile request bodies (CONTRACT §14): pfin answering 1 MiB bodies of the shapes
  * that once cost quadratic time (long zero-padded numbers, many numbers, deep nesting, many
  * keys, long strings…) against a bare `Bun.serve` that only does `JSON.parse` of the same body
  * and answers 422, measured in the same run. Then pfin alone at 64 KiB … 1 MiB, to show the

@@ -7,7 +7,7 @@ import { Cleanup, describe, fmt, type LoadResult, loadEach, makeOwnerAndKey, set
 
 /**
  * `GET /v1/changes?limit=500` (the first page of a full sync) for an owner with 10,000 changes
- * and one with 100,000 (issue 8), one connection, p50/p99 from the load generator.
+ * and one with 100,000, one connection, p50/p99 from the load generator.
  * Target: p50(100k) / p50(10k) ≤ 1.5. Also measured, without a target: the same page from a
  * cursor half way through the feed, and `resources=payees` (a kind with few changes, spread
  * thin through the feed).

@@ -5,7 +5,7 @@ import type { Benchmark } from './benchmark.ts'
 import { buildFloor, Cleanup, fmt, ROOT, settings, tempDir, UNLIMITED, median } from './support.ts'
 
 /**
- * Cold start (issue 11): from spawn to the first 200 on `GET /healthz`, polled from this
+ * Cold start: from spawn to the first 200 on `GET /healthz`, polled from this
  * process every ~2 ms on a fixed free port, each start over a fresh, empty DATA_DIR, for
  *  - pfin from source: `bun src/main.ts serve`;
  *  - pfin compiled: `dist/pfin serve` (built with `bun run build` when missing or older than src/);

@@ -22,11 +22,11 @@ import {
 
 /**
  * `GET /v1/transactions?limit=50` (the newest 50) for an owner with 10,000 transactions and
- * one with 1,000,000 (issue 3 §5, §9), one connection, p50/p99 from the load generator.
+ * one with 1,000,000, one connection, p50/p99 from the load generator.
  * Target: p50(1M) / p50(10k) ≤ 1.5. Also measured, without a target: the same page filtered
  * by `accountId` (source or transfer destination) and a deep page (a cursor half way down).
  *
- * Then throughput (issue 11): the newest 50 of the 10,000 at BENCH_CONNECTIONS against
+ * Then throughput: the newest 50 of the 10,000 at BENCH_CONNECTIONS against
  * `tenant-baseline.ts`, a bare `Bun.serve` + bun:sqlite answering the newest 50 rows of a copy
  * of the same file as JSON, in interleaved rounds. Target: pfin ≥ 0.6 × the baseline's req/s.
  *

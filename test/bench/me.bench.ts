@@ -4,8 +4,7 @@ import { Cleanup, fmt, interleavedRounds, spawnServer, startBaseline, startPfinW
 
 /**
  * Authenticated `GET /v1/me` with a warm key cache against a bare `Bun.serve` that returns
- * the same bytes. Target: pfin ≥ 0.70 × the baseline's requests per second (issue 11; issue 2
- * asked for 0.50). The same rounds then measure the floor of pfin's stack (me-floor.ts: Elysia
+ * the same bytes. Target: pfin ≥ 0.70 × the baseline's requests per second. The same rounds then measure the floor of pfin's stack (me-floor.ts: Elysia
  * sending the same bytes with the headers every pfin response carries) against the same
  * baseline, so the run shows how much of the gap is the stack's and how much is pfin's.
  */

@@ -21,7 +21,7 @@ import {
 import { seed } from './tenant.bench.ts'
 
 /**
- * Memory (issue 11): the server process's resident set (VmRSS in /proc/<pid>/status) after
+ * Memory: the server process's resident set (VmRSS in /proc/<pid>/status) after
  * load phases of RSS_DURATION seconds each (default 5): `GET /v1/me`, `GET /v1/transactions?limit=50`
  * and `POST /v1/transactions/upsert` (a new externalId per request), BENCH_CONNECTIONS connections.
  * Baseline: `test/bench/tenant-baseline.ts`, a bare `Bun.serve` + bun:sqlite answering the

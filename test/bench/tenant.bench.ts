@@ -6,7 +6,7 @@ import type { Benchmark } from './benchmark.ts'
 import { Cleanup, fmt, makeOwnerAndKey, type Service, startPfin, startTenantBaseline, bareTenantDir, tempDir, median } from './support.ts'
 
 /**
- * A never-seen owner's first request (issue 11): `GET /v1/transactions?limit=50` for an owner
+ * A never-seen owner's first request: `GET /v1/transactions?limit=50` for an owner
  * the running server has not opened yet. Each owner and key are made with the admin CLI on
  * the server's DATA_DIR while it runs, the owner's tenant file gets one account and 60
  * transactions (written here with bun:sqlite, before the server ever opens it), and the key

@@ -7,7 +7,7 @@ import { describeKeyed, type KeyedLoadOptions, type KeyedLoadResult, keyedLoad, 
 import { Cleanup, fmt, settings, startPfinWithOwner, tempDir } from './support.ts'
 
 /**
- * `POST /v1/transactions/upsert` throughput over HTTP (issue 3 §9), at 1 and at
+ * `POST /v1/transactions/upsert` throughput over HTTP, at 1 and at
  * BENCH_CONNECTIONS (default 16) connections, every request with its own Idempotency-Key:
  *  - update path: the same externalId every time (its balance effect is reversed and re-applied);
  *  - insert path: a new externalId per request.

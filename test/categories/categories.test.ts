@@ -3,6 +3,8 @@ import { PRESETS } from '../../src/modules/categories/presets.ts'
 import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 import { createCategory, getCategory, listAll, snapshot } from './helpers.ts'
 
+/** Custom categories: fields, upsert, idempotent replays, system categories, archiving, bad input, owner isolation. */
+
 let server: TestServer
 beforeAll(async () => {
   server = await startUnthrottledServer()

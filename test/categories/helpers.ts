@@ -1,7 +1,8 @@
 import { expect } from 'bun:test'
 import { listPages, type TestServer } from '../support/harness.ts'
 
-/** A real server whose rate limits stay out of the way of these tests. */
+/** Helpers of the category tests: create, get, list and snapshot categories over real HTTP, failing loudly when a setup request does not work. */
+
 // biome-ignore lint/suspicious/noExplicitAny: response JSON
 export type Cat = any
 

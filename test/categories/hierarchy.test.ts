@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 import { createCategory, getCategory, listAll, snapshot } from './helpers.ts'
 
+/** The category tree: depth and fullName follow renames and moves, no cycles, depth at most 4, parents the owner sees. */
+
 let server: TestServer
 beforeAll(async () => {
   server = await startUnthrottledServer()

@@ -3,6 +3,8 @@ import { PRESETS } from '../../src/modules/categories/presets.ts'
 import { startUnthrottledServer, type TestServer } from '../support/harness.ts'
 import { type Cat, createCategory, listAll } from './helpers.ts'
 
+/** GET /v1/categories: order (system categories first), keyset pages (CONTRACT §9), filters. */
+
 let server: TestServer
 beforeAll(async () => {
   server = await startUnthrottledServer()

@@ -6,6 +6,8 @@ import { PRESETS, presetSeedSql, systemCategoryId } from '../../src/modules/cate
 import { startUnthrottledServer, type TestServer } from '../support/harness.ts'
 import { listAll } from './helpers.ts'
 
+/** The system category preset: its shape, the seed migration generated from it, and the same rows in every owner's file. */
+
 let server: TestServer
 beforeAll(async () => {
   server = await startUnthrottledServer()

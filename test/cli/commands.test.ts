@@ -2,6 +2,8 @@ import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { cli, cliDataDir, expectUsageError } from './cli.ts'
 
+/** The admin CLI as a whole: unknown commands, repeated flags and bad environment values are usage errors (exit 2); help lists every command. */
+
 // Each test spawns CLI processes (and some a server); bunfig's [test] timeout is not read by
 // bun test 1.4, so the 5 s default would apply on a slow or busy machine.
 setDefaultTimeout(30_000)

@@ -6,6 +6,8 @@ import { SCOPES } from '../../src/platform/scopes.ts'
 import { startTestServer } from '../support/harness.ts'
 import { cli, cliDataDir, cliJson, expectUsageError } from './cli.ts'
 
+/** `key create`, `key list` and `key revoke`, and that a key the CLI makes works against a server until revoked and is stored only as a hash. */
+
 // Each test spawns CLI processes (and some a server); bunfig's [test] timeout is not read by
 // bun test 1.4, so the 5 s default would apply on a slow or busy machine.
 setDefaultTimeout(30_000)

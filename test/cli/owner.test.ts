@@ -4,6 +4,8 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cli, cliDataDir, cliJson, expectUsageError, parseOneObject } from './cli.ts'
 
+/** `owner create`, `owner list` and `owner export` as an operator runs them: their output, their options and their usage errors. */
+
 // Each test spawns CLI processes (and some a server); bunfig's [test] timeout is not read by
 // bun test 1.4, so the 5 s default would apply on a slow or busy machine.
 setDefaultTimeout(30_000)

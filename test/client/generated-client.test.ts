@@ -6,7 +6,7 @@ import openapiTS, { astToString } from 'openapi-typescript'
 import { startTestServer, type TestServer } from '../support/harness.ts'
 
 /**
- * Issue 3 §7 / CONTRACT §12: a client generated from the served /openapi.json with
+ * CONTRACT §12: a client generated from the served /openapi.json with
  * openapi-typescript + openapi-fetch type-checks (strict) and works unchanged against a real
  * server; and the document itself has what such a client relies on.
  */

@@ -20,7 +20,7 @@ import { renderSchema } from '../../clients/typescript/scripts/render.ts'
 import { startTestServer, startUnthrottledServer, type TestServer } from '../support/harness.ts'
 
 /**
- * Issue 9 §2: the TypeScript client in clients/typescript, against real pfin servers.
+ * The TypeScript client in clients/typescript works as its README says, against real pfin servers.
  * The package build (tsc → dist, then loaded by Node) runs in the background from the start.
  */
 

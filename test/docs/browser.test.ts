@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from '../support/harness.ts'
 import { Browser, findChromium } from './chromium.ts'
 
 /**
- * Issue 9 §3: /docs works with no outside network. A real headless Chromium, whose resolver
+ * /docs works with no outside network. A real headless Chromium, whose resolver
  * knows no host but 127.0.0.1, loads /docs from a real pfin server; every operation of
  * /openapi.json must be rendered, every request must go to pfin, the page's policy must not be
  * violated and no script may fail. A screenshot goes to $PFIN_ARTIFACTS (default: a temp dir).

@@ -6,18 +6,18 @@ import { acceptsGzip, DOCS_CSP } from '../../src/platform/docs/page.ts'
 import { awaitFreshMinute, intHeader } from '../platform/fixtures.ts'
 import { expectProblem, RATE_LIMIT_HEADERS, sendRaw, startTestServer, type TestResponse, type TestServer } from '../support/harness.ts'
 
+/**
+ * /docs and its assets come from pfin itself, under a policy that allows only pfin's origin, and
+ * `GET /` points the way; checked without a browser (test/docs/browser.test.ts renders it).
+ */
+
 // The counting tests wait for a fresh UTC minute (up to 8 s) first: past bun's 5 s default.
 setDefaultTimeout(30_000)
-
-/**
- * Issue 9 §3, without a browser: /docs and its assets come from pfin itself, under a policy
- * that allows only pfin's origin; `GET /` points the way. (test/docs/browser.test.ts renders it.)
- */
 
 const ROOT = join(import.meta.dir, '..', '..')
 const VIEWER = join(ROOT, 'node_modules', 'swagger-ui-dist')
 
-/** The policy issue 9 §3 asks for; 'unsafe-inline' styles are not needed by the viewer, so not allowed. */
+/** The policy /docs is served under; 'unsafe-inline' styles are not needed by the viewer, so not allowed. */
 const EXPECTED_CSP: Record<string, string[]> = {
   'default-src': ["'none'"],
   'script-src': ["'self'"],

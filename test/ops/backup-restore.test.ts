@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { admin, adminJson, call, cleanup, processEnv, startServer, tempDir, withDb } from '../reliability/processes.ts'
+import { admin, adminJson, call, cleanup, processEnv, startServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
  * CONTRACT §18 as an operator uses it: a backup taken while the server writes, verified, then
@@ -152,7 +152,7 @@ describe('backup and restore', () => {
     bytes[bytes.length - 100] = (bytes[bytes.length - 100] as number) ^ 0xff
     writeFileSync(file, bytes)
     const verify = await admin(env, 'backup', 'verify', out)
-    // Its output as a failed command is campaign7/backup-verify-failure-output.test.ts's.
+    // Its output as a failed command is backup-verify-failure-output.test.ts's.
     expect({ code: verify.code, names: verify.stderr.includes(`tenants/${a}.db`) }).toEqual({ code: 1, names: true })
     const restore = await admin(env, 'restore', '--from', out, '--yes')
     expect(restore.code).toBe(1)

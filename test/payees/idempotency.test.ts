@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createAccount, createPayee, expectReplayOf, get, type Json, listAll, tableRows } from '../accounts/helpers.ts'
-import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import { createAccount, createPayee, get, type Json, listAll, tableRows } from '../accounts/helpers.ts'
+import { expectProblem, expectReplayOf, serverWithOwner } from '../support/harness.ts'
 
 /** CONTRACT §8 on every payee POST and PATCH, and on a transaction whose payeeName creates a payee. */
 
-let server: TestServer
-let owner: { id: string; key: string }
-beforeAll(async () => {
-  server = await startUnthrottledServer()
-  owner = await server.owner()
-})
-afterAll(() => server.stop())
+const { server, owner } = serverWithOwner()
 
 const count = async () => (await listAll(server, owner.key, '/v1/payees')).length
 const newKey = () => `pay-${crypto.randomUUID()}`

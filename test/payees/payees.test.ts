@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createPayee, get, type Json, listAll, PAYEE_FIELDS, patch, tableRows, unknownId } from '../accounts/helpers.ts'
-import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { createPayee, get, type Json, listAll, patch, PAYEE_FIELDS, tableRows, unknownId } from '../accounts/helpers.ts'
+import { expectProblem, serverWithOwner } from '../support/harness.ts'
 
 /** Payees: fields, normalizedName, uniqueness, aliases, `q`, categoryId, upsert, validation, not found. */
 
-let server: TestServer
-let owner: { id: string; key: string }
-beforeAll(async () => {
-  server = await startUnthrottledServer()
-  owner = await server.owner({ country: 'PT' })
-})
-afterAll(() => server.stop())
+const { server, owner } = serverWithOwner({ owner: { country: 'PT' } })
 
 const linkedPersonIdOf = (ownerId: string, payeeId: string) =>
   (server.platform.tenants.get(ownerId).sqlite.query('SELECT linked_person_id AS v FROM payees WHERE id = ?').get(payeeId) as { v: string | null } | null)?.v

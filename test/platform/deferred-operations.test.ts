@@ -8,7 +8,7 @@ import { tempDir } from '../support/harness.ts'
 
 /**
  * The routes' OpenAPI operations are built on the document's first request, not at start-up
- * (issue 11: a faster start), and the document they make is the one built eagerly.
+ * (a faster start), and the document they make is the one built eagerly.
  */
 
 const getMe = routes.find((route) => route.operationId === 'getMe')

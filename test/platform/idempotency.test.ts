@@ -1,30 +1,31 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { expectProblem, sendRaw, startTestServer, tempDir, type TestResponse, type TestServer } from '../support/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import {
+  expectProblem,
+  expectReplayOf as expectStoredReplay,
+  sendRaw,
+  serverWithOwner,
+  startTestServer,
+  tempDir,
+  type TestResponse,
+} from '../support/harness.ts'
 import { LEAKY_MESSAGE, makeFixture, openFile, sleep } from './fixtures.ts'
 
 /** CONTRACT §8 over a throwaway POST route whose handler writes to the tenant file and counts its runs. */
 
 const fixture = makeFixture()
-let server: TestServer
-let owner: { id: string; key: string; keyId: string }
-
-beforeAll(async () => {
-  server = await startTestServer({ extraRoutes: fixture.routes, env: { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_PER_DAY: '1000000' } })
-  owner = await server.owner({ name: 'Idem' })
+const { server, owner } = serverWithOwner({
+  owner: { name: 'Idem' },
+  start: () => startTestServer({ extraRoutes: fixture.routes, env: { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_PER_DAY: '1000000' } }),
 })
-afterAll(() => server.stop())
 
 const post = (idempotencyKey: string | null, body: unknown, opts: { key?: string; path?: string; headers?: Record<string, string> } = {}) =>
   server.request('POST', opts.path ?? '/v1/test-items', { key: opts.key ?? owner.key, body, idempotencyKey, headers: opts.headers })
 
 const uniqueKey = (label: string) => `${label}-${crypto.randomUUID()}`
 
+/** A replay as every suite checks it (the harness's expectReplayOf), and with the original's content type too. */
 function expectReplayOf(replay: TestResponse, original: TestResponse) {
-  expect(replay.status).toBe(original.status)
-  expect(replay.text).toBe(original.text)
-  expect(replay.headers.get('idempotent-replayed')).toBe('true')
-  expect(replay.headers.get('x-request-id')).toBe(original.headers.get('x-request-id'))
-  expect(replay.headers.get('location')).toBe(original.headers.get('location'))
+  expectStoredReplay(replay, original)
   expect(replay.headers.get('content-type')).toBe(original.headers.get('content-type'))
 }
 

@@ -4,10 +4,10 @@ import { routes as v1Routes } from '../../src/modules/index.ts'
 import { RATE_LIMIT_HEADERS, startTestServer, type TestResponse, type TestServer } from '../support/harness.ts'
 import { makeFixture } from './fixtures.ts'
 
+/** CONTRACT §12: /openapi.json is a valid OpenAPI 3 document and true to the server. */
+
 /** Routes that need no key and are not counted (CONTRACT §5, §7). */
 const KEYLESS = new Set(['/healthz', '/openapi.json', '/docs'])
-
-/** CONTRACT §12: /openapi.json is a valid OpenAPI 3 document and true to the server. */
 
 interface Schema {
   type?: string

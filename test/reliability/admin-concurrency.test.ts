@@ -1,10 +1,22 @@
 import { afterAll, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { type AdminResult, admin, adminJson, call, cleanup, integrity, processEnv, type ServerProcess, startServer, tempDir, withDb } from './processes.ts'
+import {
+  type AdminResult,
+  admin,
+  adminJson,
+  call,
+  cleanup,
+  integrity,
+  processEnv,
+  type ServerProcess,
+  startServer,
+  tempDir,
+  withDb,
+} from '../support/processes.ts'
 
 /**
- * Issue 7 §8 / CONTRACT §2: admin commands run beside the server and beside each other. Each one
+ * CONTRACT §2: admin commands run beside the server and beside each other. Each one
  * that reports success has committed (it waits on a busy database rather than failing), none
  * disturbs the server, and a revocation or expiry is honoured by the running server within one
  * second. Every process here is real: `bun src/main.ts serve` under API load, and every kind of

@@ -1,9 +1,10 @@
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { adminJson, type Answer, call, cleanup, killSoon, processEnv, type ServerProcess, startServer, tempDir, withDb } from './processes.ts'
+import { accountsAB, burst as sendBurst, centsText, dropControlAnswers, everyItem } from '../support/crash.ts'
+import { adminJson, type Answer, call, cleanup, processEnv, type ServerProcess, startServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
- * Issue 7 §8 / CONTRACT §8, §11, §14: exactly once under `kill -9`, for writes of every kind. A
+ * CONTRACT §8, §11, §14: exactly once under `kill -9`, for writes of every kind. A
  * burst of creates (with payeeName), transfers between two accounts, upserts by externalId (new
  * and existing), PATCHes and DELETEs of transactions is cut by SIGKILL twice; after each kill the
  * owner's file must already be self-consistent (balances and payee totals agree with the rows it
@@ -20,12 +21,6 @@ const env = processEnv(dataDir)
 const UNITS_PER_CENT = 1_000_000n
 const PAYEES = ['Pingo Doce', 'Continente', 'Lidl', 'EDP', 'Galp']
 const DATE = '2026-04-01'
-
-function lexeme(cents: bigint): string {
-  const neg = cents < 0n
-  const abs = neg ? -cents : cents
-  return `${neg ? '-' : ''}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`
-}
 
 /** A JSON number from the API as exact 1e-8 units (the server prints at most 8 decimals). */
 function units(value: unknown): bigint {
@@ -68,17 +63,11 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
   const owner = (await adminJson(env, 'owner', 'create', '--name', 'Crash Balances', '--currency', 'EUR')).id as string
   const apiKey = (await adminJson(env, 'key', 'create', '--owner', owner)).key as string
   const tenantFile = join(dataDir, 'tenants', `${owner}.db`)
-  const controlFile = join(dataDir, 'control.db')
   let server: ServerProcess = await startServer(env)
   const send = (method: string, path: string, body?: string, idempotencyKey?: string) => call(server.url, method, path, { key: apiKey, body, idempotencyKey })
 
   const initial = { A: 100_000_000n, B: 50_000n } // cents
-  const accountIds: Record<'A' | 'B', string> = { A: '', B: '' }
-  for (const name of ['A', 'B'] as const) {
-    const res = await send('POST', '/v1/accounts', `{"name":"${name}","type":"bank","balance":${lexeme(initial[name])},"currency":"EUR"}`, crypto.randomUUID())
-    expect(res.status).toBe(201)
-    accountIds[name] = JSON.parse(res.text).data.id
-  }
+  const accountIds = await accountsAB(send, initial)
 
   // The existing transactions the burst will change: 0–19 have an externalId (upserted), 20–39 are
   // patched, 40–54 deleted, 55–59 left alone. Made before the burst and acknowledged.
@@ -88,7 +77,7 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
     const cents = someCents()
     const payee = PAYEES[b % PAYEES.length] as string
     const externalId = b < 20 ? `ext-${b}-${crypto.randomUUID()}` : null
-    const fields = [`"accountId":"${accountIds.A}"`, `"amount":${lexeme(cents)}`, `"date":"${DATE}"`, `"payeeName":"${payee}"`, `"note":"base-${b}"`]
+    const fields = [`"accountId":"${accountIds.A}"`, `"amount":${centsText(cents)}`, `"date":"${DATE}"`, `"payeeName":"${payee}"`, `"note":"base-${b}"`]
     if (externalId) fields.push(`"externalId":"${externalId}"`)
     const res = await send('POST', externalId ? '/v1/transactions/upsert' : '/v1/transactions', `{${fields.join(',')}}`, crypto.randomUUID())
     expect(res.status).toBe(201)
@@ -113,7 +102,7 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
       'create',
       'POST',
       '/v1/transactions',
-      `{"accountId":"${accountIds[account]}","amount":${lexeme(cents)},"date":"${DATE}","payeeName":"${payee}","note":"op-${ops.length}"}`,
+      `{"accountId":"${accountIds[account]}","amount":${centsText(cents)},"date":"${DATE}","payeeName":"${payee}","note":"op-${ops.length}"}`,
       (m, i) => m.set(`op:${i}`, { account, cents, payee, transfer: false, note: `op-${i}` }),
     )
   }
@@ -122,7 +111,7 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
     const payee = n % 2 ? (PAYEES[n % PAYEES.length] as string) : null
     const fields = [
       `"accountId":"${accountIds.A}"`,
-      `"amount":${lexeme(cents)}`,
+      `"amount":${centsText(cents)}`,
       `"date":"${DATE}"`,
       '"isTransfer":true',
       `"transferToAccountId":"${accountIds.B}"`,
@@ -141,7 +130,7 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
       'upsert-new',
       'POST',
       '/v1/transactions/upsert',
-      `{"externalId":"new-${n}-${crypto.randomUUID()}","accountId":"${accountIds[account]}","amount":${lexeme(cents)},"date":"${DATE}","payeeName":"${payee}","note":"op-${ops.length}"}`,
+      `{"externalId":"new-${n}-${crypto.randomUUID()}","accountId":"${accountIds[account]}","amount":${centsText(cents)},"date":"${DATE}","payeeName":"${payee}","note":"op-${ops.length}"}`,
       (m, i) => m.set(`op:${i}`, { account, cents, payee, transfer: false, note: `op-${i}` }),
     )
   }
@@ -154,7 +143,7 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
       'upsert-update',
       'POST',
       '/v1/transactions/upsert',
-      `{"externalId":"${externalId}","accountId":"${accountIds[account]}","amount":${lexeme(cents)},"date":"${DATE}","payeeName":"${payee}"}`,
+      `{"externalId":"${externalId}","accountId":"${accountIds[account]}","amount":${centsText(cents)},"date":"${DATE}","payeeName":"${payee}"}`,
       (m) => m.set(id, { ...(m.get(id) as Expected), account, cents, payee }),
     )
   }
@@ -162,7 +151,7 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
     const { id } = base[b] as { id: string }
     const cents = someCents()
     const payee = b % 2 ? (PAYEES[(b + 3) % PAYEES.length] as string) : null
-    add('patch', 'PATCH', `/v1/transactions/${id}`, payee ? `{"amount":${lexeme(cents)},"payeeName":"${payee}"}` : `{"amount":${lexeme(cents)}}`, (m) => {
+    add('patch', 'PATCH', `/v1/transactions/${id}`, payee ? `{"amount":${centsText(cents)},"payeeName":"${payee}"}` : `{"amount":${centsText(cents)}}`, (m) => {
       const before = m.get(id) as Expected
       m.set(id, { ...before, cents, payee: payee ?? before.payee })
     })
@@ -210,27 +199,9 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
     } else problems.push(`op ${op.i} (${op.kind}): ${res.status} ${res.text.slice(0, 300)}`)
   }
 
-  /** Sends the ops with `concurrency` workers; with `killAfter`, SIGKILLs the server after that many answers, mid-burst. */
-  const burst = async (pending: Op[], concurrency: number, killAfter?: number) => {
-    let next = 0
-    let done = 0
-    let killed = false
-    let killing = false
-    const worker = async () => {
-      while (!killed && next < pending.length) {
-        await attempt(pending[next++] as Op)
-        done++
-        if (killAfter !== undefined && done >= killAfter && !killing) {
-          killing = true
-          killSoon(server, () => {
-            killed = true
-          })
-        }
-      }
-    }
-    await Promise.all(Array.from({ length: concurrency }, worker))
-    return killed
-  }
+  /** Sends the ops with `concurrency` workers; with `killAfter`, SIGKILLs the server after that many attempts, mid-burst. */
+  const burst = async (pending: Op[], concurrency: number, killAfter?: number) =>
+    (await sendBurst(server, pending, attempt, { concurrency, killAfterAnswers: killAfter })).killed
 
   /** After a kill, the owner's file alone must be consistent: balances and payee totals agree with its rows. */
   const fileConsistent = (when: string) =>
@@ -257,7 +228,7 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
             if (r.transfer_to_account_id === id && r.destination_amount !== null) want += cents(r.destination_amount)
           }
           const got = cents((db.query('SELECT balance FROM accounts WHERE id = ?').get(id) as { balance: bigint }).balance)
-          if (got !== want) problems.push(`${when}: file balance of ${name} is ${lexeme(got)}, its rows imply ${lexeme(want)}`)
+          if (got !== want) problems.push(`${when}: file balance of ${name} is ${centsText(got)}, its rows imply ${centsText(want)}`)
         }
         for (const p of db.query('SELECT id, name, transaction_count, total_spent FROM payees').all() as {
           id: string
@@ -269,7 +240,7 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
           const spent = mine.filter((r) => r.is_transfer === 0n && r.amount > 0n).reduce((s, r) => s + cents(r.amount), 0n)
           if (p.transaction_count !== BigInt(mine.length) || cents(p.total_spent) !== spent) {
             problems.push(
-              `${when}: payee ${p.name} holds count ${p.transaction_count} / spent ${lexeme(cents(p.total_spent))}, its rows imply ${mine.length} / ${lexeme(spent)}`,
+              `${when}: payee ${p.name} holds count ${p.transaction_count} / spent ${centsText(cents(p.total_spent))}, its rows imply ${mine.length} / ${centsText(spent)}`,
             )
           }
         }
@@ -287,7 +258,7 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
   expect(answeredBeforeKill).toBeLessThan(ops.length)
   fileConsistent('after the first kill')
   // As in the crash test: the control copy of the idempotency records is lost (§11); retries must heal from the file.
-  const dropped = withDb(controlFile, (db) => db.query('DELETE FROM idempotency_records WHERE owner_id = ?').run(owner).changes)
+  const dropped = dropControlAnswers(dataDir, owner)
 
   // Round 2: restart, retry everything in a random order, kill again part way.
   server = await startServer(env)
@@ -317,16 +288,11 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
   }
 
   // The transactions as listed: exactly the model, no duplicate, nothing lost.
-  const listed: { id: string; accountId: string; amount: number; payeeId: string | null; isTransfer: boolean; note: string | null }[] = []
-  let cursor: string | null = null
-  for (let pages = 0; pages < 50; pages++) {
-    const res = await send('GET', `/v1/transactions?limit=200${cursor ? `&cursor=${cursor}` : ''}`)
-    expect(res.status).toBe(200)
-    const page = JSON.parse(res.text) as { data: typeof listed; hasMore: boolean; nextCursor: string | null }
-    listed.push(...page.data)
-    if (!page.hasMore) break
-    cursor = page.nextCursor
-  }
+  const listed = await everyItem<{ id: string; accountId: string; amount: number; payeeId: string | null; isTransfer: boolean; note: string | null }>(
+    server.url,
+    apiKey,
+    '/v1/transactions',
+  )
   const payeeRes = await send('GET', '/v1/payees?limit=200')
   expect(payeeRes.status).toBe(200)
   const payees = (JSON.parse(payeeRes.text) as { data: { id: string; name: string; transactionCount: number; totalSpent: number }[] }).data
@@ -342,8 +308,8 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
       continue
     }
     const t = found[0] as (typeof listed)[number]
-    const got = `${accountName(t.accountId)} ${lexeme(units(t.amount) / UNITS_PER_CENT)} ${t.payeeId ? payeeName.get(t.payeeId) : null} transfer=${t.isTransfer}`
-    const wanted = `${want.account} ${lexeme(want.cents)} ${want.payee} transfer=${want.transfer}`
+    const got = `${accountName(t.accountId)} ${centsText(units(t.amount) / UNITS_PER_CENT)} ${t.payeeId ? payeeName.get(t.payeeId) : null} transfer=${t.isTransfer}`
+    const wanted = `${want.account} ${centsText(want.cents)} ${want.payee} transfer=${want.transfer}`
     if (got !== wanted) problems.push(`${want.note}: ${got}, expected ${wanted}`)
   }
   const extra = listed.length - model.size
@@ -364,14 +330,16 @@ test('SIGKILL during a burst of mixed writes: after restarts and retries, no dup
   for (const name of ['A', 'B'] as const) {
     const res = await send('GET', `/v1/accounts/${accountIds[name]}`)
     const got = units(JSON.parse(res.text).data.balance) / UNITS_PER_CENT
-    if (got !== balances[name]) problems.push(`balance of ${name}: ${lexeme(got)}, the operations imply ${lexeme(balances[name])}`)
+    if (got !== balances[name]) problems.push(`balance of ${name}: ${centsText(got)}, the operations imply ${centsText(balances[name])}`)
   }
   for (const name of PAYEES) {
     const p = payees.find((x) => x.name === name)
     const want = perPayee.get(name) ?? { count: 0, spent: 0n }
     const got = p ? { count: p.transactionCount, spent: units(p.totalSpent) / UNITS_PER_CENT } : null
     if (!got || got.count !== want.count || got.spent !== want.spent) {
-      problems.push(`payee ${name}: ${got ? `${got.count} / ${lexeme(got.spent)}` : 'missing'}, the operations imply ${want.count} / ${lexeme(want.spent)}`)
+      problems.push(
+        `payee ${name}: ${got ? `${got.count} / ${centsText(got.spent)}` : 'missing'}, the operations imply ${want.count} / ${centsText(want.spent)}`,
+      )
     }
   }
   if (payees.length !== PAYEES.length) problems.push(`${payees.length} payees, expected ${PAYEES.length}: ${payees.map((p) => p.name).join(', ')}`)

@@ -5,7 +5,7 @@ import { createKey, createOwner } from '../../src/cli/admin.ts'
 import { closePlatform, createPlatform } from '../../src/server.ts'
 import { loadConfig } from '../../src/config.ts'
 import { startTestServer, tempDir } from '../support/harness.ts'
-import { awaitListening } from './processes.ts'
+import { awaitListening } from '../support/processes.ts'
 
 /**
  * CONTRACT §14 "bounded resources": open owner databases never exceed TENANT_CACHE_SIZE, an

@@ -1,10 +1,10 @@
 import { afterAll, expect, test } from 'bun:test'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { adminJson, call, childPids, cleanup, type GroupServer, groupGone, processEnv, startGroupServer, tempDir, withDb } from './processes.ts'
+import { adminJson, call, childPids, cleanup, type GroupServer, groupGone, processEnv, startGroupServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
- * Issue 7 §8 / CONTRACT §14: SIGTERM and SIGINT, once or repeatedly, stop the server gracefully:
+ * CONTRACT §14: SIGTERM and SIGINT, once or repeatedly, stop the server gracefully:
  * in-flight requests finish, the rate-limit counters and lastUsedAt are written, the databases
  * close, and the exit is clean. The server runs as an operator runs it: `bun run start` (so the
  * `bun run` wrapper forwards signals to the real server) as the leader of its own process group,

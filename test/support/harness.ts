@@ -19,7 +19,7 @@ export interface TestServer {
   dataDir: string
   platform: Platform
   /** Makes an owner (Pro unless told otherwise) and a key with all scopes unless told otherwise. */
-  owner(input?: Partial<NewOwner> & { scopes?: Scope[] }): Promise<{ id: string; key: string; keyId: string }>
+  owner(input?: OwnerInput): Promise<TestOwner>
   key(ownerId: string, opts?: { scopes?: Scope[]; ttlMs?: number | null }): Promise<{ id: string; key: string }>
   request(method: string, path: string, opts?: RequestOptions): Promise<TestResponse>
   /** Stops the server and closes its databases; keeps the data dir unless `remove`. */
@@ -59,18 +59,86 @@ export function startUnthrottledServer(): Promise<TestServer> {
   return startTestServer({ env: { RATE_LIMIT_PER_MINUTE: '10000000', RATE_LIMIT_PER_DAY: '10000000' } })
 }
 
+/** What `TestServer.owner` takes: the owner's fields (Pro unless told otherwise) and its key's scopes (all unless told otherwise). */
+export type OwnerInput = Partial<NewOwner> & { scopes?: Scope[] }
+
+export interface TestOwner {
+  id: string
+  key: string
+  keyId: string
+}
+
 /**
- * One unthrottled server and one owner's key for a whole test file: started before its first
- * test, stopped after its last. Read `server` and `key` inside tests (they are set by then).
+ * One server and one owner (and its key) for a whole test file: the server starts
+ * before the file's first test and stops after its last. It is unthrottled unless `start` makes
+ * another. The `server` and `owner` returned stand in for them from the start, so a file names
+ * them once at its top (`const { server, owner } = serverWithOwner()`); use them inside tests
+ * and hooks, once they are set.
  */
-export function unthrottledServerWithKey(): { readonly server: TestServer; readonly key: string } {
-  const fixture = {} as { server: TestServer; key: string }
+export function serverWithOwner(options: { owner?: OwnerInput; start?: () => Promise<TestServer> } = {}): { server: TestServer; owner: TestOwner } {
+  const { owner: input, start = startUnthrottledServer } = options
+  let started: TestServer | undefined
+  let made: TestOwner | undefined
   beforeAll(async () => {
-    fixture.server = await startUnthrottledServer()
-    fixture.key = (await fixture.server.owner()).key
+    started = await start()
+    made = await started.owner(input)
   })
-  afterAll(() => fixture.server?.stop())
-  return fixture
+  afterAll(() => started?.stop())
+  const live = (): TestServer => {
+    if (!started) throw new Error('the server starts in beforeAll: use it inside a test or a hook')
+    return started
+  }
+  const mine = (): TestOwner => {
+    if (!made) throw new Error('the owner is made in beforeAll: use it inside a test or a hook')
+    return made
+  }
+  const server: TestServer = {
+    get url() {
+      return live().url
+    },
+    get dataDir() {
+      return live().dataDir
+    },
+    get platform() {
+      return live().platform
+    },
+    owner: (input) => live().owner(input),
+    key: (ownerId, opts) => live().key(ownerId, opts),
+    request: (method, path, opts) => live().request(method, path, opts),
+    stop: (opts) => live().stop(opts),
+  }
+  const owner: TestOwner = {
+    get id() {
+      return mine().id
+    },
+    get key() {
+      return mine().key
+    },
+    get keyId() {
+      return mine().keyId
+    },
+  }
+  return { server, owner }
+}
+
+/** `serverWithOwner` for the files that need only the server and the owner's key. */
+export function unthrottledServerWithKey(): { readonly server: TestServer; readonly key: string } {
+  const { server, owner } = serverWithOwner()
+  return {
+    server,
+    get key() {
+      return owner.key
+    },
+  }
+}
+
+/** Asserts `replay` is the stored response of `original`, byte for byte (CONTRACT §8). */
+export function expectReplayOf(replay: TestResponse, original: TestResponse): void {
+  expect(replay.status).toBe(original.status)
+  expect(replay.text).toBe(original.text)
+  expect(replay.headers.get('idempotent-replayed')).toBe('true')
+  expect(replay.headers.get('x-request-id')).toBe(original.headers.get('x-request-id'))
+  expect(replay.headers.get('location')).toBe(original.headers.get('location'))
 }
 
 export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
