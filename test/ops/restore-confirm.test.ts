@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { admin, adminJson, call, cleanup, MAIN, processEnv, ROOT, startServer, tempDir, withDb } from '../reliability/processes.ts'
+import { admin, adminJson, call, cleanup, MAIN, processEnv, ROOT, startServer, tempDir, withDb } from '../support/processes.ts'
 
 /**
  * restore asks first and keeps what it replaces (CONTRACT §18): without --yes it says what it
