@@ -192,7 +192,9 @@ export function listen(app: App, config: Pick<Config, 'port' | 'host'>) {
       throw new StartupError(`port ${config.port} on ${config.host} is already in use (another pfin or another program). Stop it, or set PORT to a free port.`)
     if (code === 'EACCES') throw new StartupError(`not allowed to listen on port ${config.port} (ports below 1024 need privileges). Set PORT to 1024 or above.`)
     if (code === 'EADDRNOTAVAIL') throw new StartupError(`HOST ${config.host} is not an address of this machine. Set HOST to one (0.0.0.0 for all).`)
-    if (code === 'EINVAL' || code === 'ENOTFOUND' || code === 'EAI_NONAME')
+    // A HOST that is no address is looked up as a name; where no resolver answers (a machine
+    // without network) Bun reports that lookup's failure as ENOENT.
+    if (code === 'EINVAL' || code === 'ENOTFOUND' || code === 'EAI_NONAME' || code === 'ENOENT')
       throw new StartupError(`HOST ${config.host} is not an address pfin can listen on. Set HOST to an IP address of this machine (0.0.0.0 for all).`)
     throw error
   }
