@@ -12,7 +12,8 @@ import {
 import { checkBatchBody, importTransactions } from './batch.ts'
 import { MAX_BATCH_BODY_BYTES, TransactionBatch, TransactionBatchResponse } from './batch-model.ts'
 import { toTransaction } from './queries.ts'
-import { createTransaction, deleteTransaction, getTransactionView, listTransactionPage, updateTransaction, upsertTransaction, viewOf } from './service.ts'
+import { listTransactionPage } from './list.ts'
+import { createTransaction, deleteTransaction, getTransactionView, updateTransaction, upsertTransaction, viewOf } from './service.ts'
 
 const tag = 'Transactions'
 const WRITE_ERRORS = ['invalid_reference', 'rule_violation', 'limit_reached'] as const
@@ -48,7 +49,7 @@ export const transactionRoutes = [
     errors: [...WRITE_ERRORS, 'external_id_conflict'],
     requestExample: example,
     handle: ({ tenant, auth, body }) => {
-      const row = createTransaction(tenant, auth.subject.country, body)
+      const { row } = createTransaction(tenant, auth.subject.country, body)
       return { status: 201, body: { data: toTransaction(viewOf(tenant, row)) }, location: `/v1/transactions/${row.id}` }
     },
   }),
@@ -65,8 +66,8 @@ export const transactionRoutes = [
     errors: [...WRITE_ERRORS],
     requestExample: { externalId: 'bank-tx-9812', ...example },
     handle: ({ tenant, auth, body }) => {
-      const { created, row } = upsertTransaction(tenant, auth.subject.country, body)
-      return upsertReply(created, toTransaction(viewOf(tenant, row)), `/v1/transactions/${row.id}`)
+      const { created, written } = upsertTransaction(tenant, auth.subject.country, body)
+      return upsertReply(created, toTransaction(viewOf(tenant, written.row)), `/v1/transactions/${written.row.id}`)
     },
   }),
   defineRoute({
@@ -122,7 +123,7 @@ export const transactionRoutes = [
     errors: ['not_found', ...WRITE_ERRORS, 'external_id_conflict'],
     requestExample: { amount: 13.4, note: 'groceries and bread' },
     handle: ({ tenant, auth, params, body }) => {
-      const row = updateTransaction(tenant, auth.subject.country, params.transactionId, body)
+      const { row } = updateTransaction(tenant, auth.subject.country, params.transactionId, body)
       return { status: 200, body: { data: toTransaction(viewOf(tenant, row)) } }
     },
   }),
