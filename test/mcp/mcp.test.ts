@@ -16,12 +16,13 @@ import { expectProblem, RATE_LIMIT_HEADERS, sendRaw, startTestServer, startUnthr
 setDefaultTimeout(30_000)
 
 const READ_SCOPES: Scope[] = ['me:read', 'accounts:read', 'transactions:read', 'categories:read', 'payees:read']
-const READ_TOOLS = ['get_context', 'list_accounts', 'list_categories', 'find_payees', 'search_transactions', 'get_transaction', 'get_changes']
+const READ_TOOLS = ['get_context', 'list_accounts', 'list_categories', 'find_payees', 'list_tags', 'search_transactions', 'get_transaction', 'get_changes']
 const ALL_TOOLS = [
   ...READ_TOOLS,
   'upsert_account',
   'upsert_category',
   'upsert_payee',
+  'upsert_tag',
   'upsert_transaction',
   'update_transaction',
   'import_transactions',
@@ -147,12 +148,14 @@ describe('tools/list', () => {
   test('a tool is listed only when the key may call every route it runs', async () => {
     const writeOnly = await server.key(owner.id, { scopes: ['transactions:write'] })
     // delete_transaction reads the transaction for its plan: it needs transactions:read too.
-    expect(await toolNames(server, writeOnly.key)).toEqual(['upsert_transaction', 'update_transaction', 'import_transactions'])
+    expect(await toolNames(server, writeOnly.key)).toEqual(['upsert_tag', 'upsert_transaction', 'update_transaction', 'import_transactions'])
     const readWrite = await server.key(owner.id, { scopes: ['transactions:read', 'transactions:write'] })
     expect(await toolNames(server, readWrite.key)).toEqual([
+      'list_tags',
       'search_transactions',
       'get_transaction',
       'get_changes',
+      'upsert_tag',
       'upsert_transaction',
       'update_transaction',
       'import_transactions',
@@ -572,7 +575,7 @@ describe('the gate in front of /mcp', () => {
     try {
       const other = await allowing.owner()
       const client = await connect(allowing, other.key, { headers: { origin: 'https://agent.example' } })
-      expect((await client.listTools()).tools).toHaveLength(15)
+      expect((await client.listTools()).tools).toHaveLength(ALL_TOOLS.length)
       await client.close()
       expect((await post(allowing, INITIALIZE, { authorization: `Bearer ${other.key}`, origin: 'http://localhost:5173' })).status).toBe(200)
       expectProblem(await post(allowing, INITIALIZE, { authorization: `Bearer ${other.key}`, origin: 'https://agent.example.evil' }), 403, 'origin_not_allowed')
@@ -719,7 +722,7 @@ describe('pfin mcp (stdio bridge)', () => {
       const viaProxy = async (base: string) => {
         const client = await bridgeClient(base, owner.key)
         try {
-          expect((await client.listTools()).tools).toHaveLength(15)
+          expect((await client.listTools()).tools).toHaveLength(ALL_TOOLS.length)
         } finally {
           await client.close()
         }

@@ -104,27 +104,33 @@ function itemDetail(index: number, error: BatchItemErrorOut): string {
 }
 
 /**
- * The pipeline's body check: the envelope. The items are checked in body order as they are
- * applied (a dry run reports them one by one), so that of several failing items the first is
- * named, whatever is wrong with it (CONTRACT §16).
+ * The pipeline's body check: the envelope. A sound envelope's items are checked in body order
+ * as they are applied (a dry run reports them one by one), so that of several failing items the
+ * first is named, whatever is wrong with it (CONTRACT §16). With a wrong envelope nothing is
+ * applied: every problem is named at once, the envelope's first, then item by item.
  */
 export function checkBatchBody(value: unknown): void {
   const issues = new Issues()
   addIssues(issues, TransactionBatchEnvelope, value, (error) => describeError(error, 'body', value), 'The request body is invalid')
-  if (issues.count > 0) throw new ApiError('validation_failed', issues.detail())
+  issues.close()
+  if (issues.count === 0) return
+  const { items, dryRun } = isRecord(value) ? value : {}
+  if (Array.isArray(items) && dryRun !== true) addShapeProblems(issues, items, 0)
+  throw new ApiError('validation_failed', issues.detail())
 }
 
-/**
- * The shape problems of `items` from `first` on, every one at once (CONTRACT §6), item by item:
- * the detail starts with the first failing item's path.
- */
-function shapeProblems(items: readonly unknown[], first: number): ApiError {
-  const issues = new Issues()
+/** The shape problems of `items` from `first` on, item by item: a detail so made starts with the first failing item's path. */
+function addShapeProblems(issues: Issues, items: readonly unknown[], first: number): void {
   for (let index = first; index < items.length; index++) {
     const item = items[index]
     addIssues(issues, TransactionUpsert, item, (error) => itemDetail(index, itemSchemaError(error, item)), `items[${index}]: is invalid`)
     issues.close()
   }
+}
+
+function shapeProblems(items: readonly unknown[], first: number): ApiError {
+  const issues = new Issues()
+  addShapeProblems(issues, items, first)
   return new ApiError('validation_failed', issues.detail())
 }
 
