@@ -359,8 +359,8 @@ describe('filters through legs', () => {
     let cursor: string | null = null
     let writes = 0
     do {
-      const query = `categoryId=cat_sys_coffee&limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`
-      const page = (await server.request('GET', `/v1/transactions?${query}`, { key })).json
+      const query: string = `categoryId=cat_sys_coffee&limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`
+      const page: Json = (await server.request('GET', `/v1/transactions?${query}`, { key })).json
       seen.push(...page.data.map((t: Json) => t.id))
       cursor = page.nextCursor
       // Rows written meanwhile: newer ones (before the cursor) and older ones the remaining pages may show.
