@@ -25,7 +25,8 @@ export const transactionRoutes = [
     path: '/v1/transactions',
     operationId: 'listTransactions',
     summary: 'List transactions, newest first',
-    description: '`accountId` matches the source account and the destination of transfers; `from`/`to` are inclusive dates.',
+    description:
+      '`accountId` matches the source account and the destination of transfers; `categoryId` and `payeeId` match the transaction’s own or one of its legs’; `tagId` the transactions carrying that tag; `from`/`to` are inclusive dates. Filters combine; each page walks an index, so it costs the same at any size.',
     tag,
     scopes: ['transactions:read'],
     query: TransactionListQuery,
@@ -40,7 +41,8 @@ export const transactionRoutes = [
     operationId: 'createTransaction',
     summary: 'Record a transaction (updates balances and payee totals)',
     description:
-      'Positive amounts are expenses, negative amounts income. A transfer sets `isTransfer: true` and `transferToAccountId`; the destination receives `destinationAmount`, or `amount × exchangeRate`, or `amount` between accounts of one currency.',
+      'Positive amounts are expenses, negative amounts income. A transfer sets `isTransfer: true` and `transferToAccountId`; the destination receives `destinationAmount`, or `amount × exchangeRate`, or `amount` between accounts of one currency. ' +
+      '`splits` divides the transaction into 2–100 legs whose amounts sum exactly to `amount` (then it has no `categoryId` of its own); `tagIds` or `tagNames` label it.',
     tag,
     scopes: ['transactions:write'],
     body: TransactionCreate,
@@ -114,6 +116,8 @@ export const transactionRoutes = [
     path: '/v1/transactions/:transactionId',
     operationId: 'updateTransaction',
     summary: 'Change a transaction (balances follow)',
+    description:
+      'Fields not sent keep their values. `splits`, `tagIds` and `tagNames` replace the legs or tags (`[]` clears them). The `amount` of a split transaction changes only together with `splits` that sum to it.',
     tag,
     scopes: ['transactions:write'],
     params: TransactionParams,
