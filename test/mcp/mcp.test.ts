@@ -133,7 +133,7 @@ afterAll(async () => {
 })
 
 describe('tools/list', () => {
-  test('a read-only key sees exactly the seven read tools; a full key all fifteen, in the stable order', async () => {
+  test('a read-only key sees exactly the eight read tools; a full key all seventeen, in the stable order', async () => {
     const readOnly = await server.key(owner.id, { scopes: READ_SCOPES })
     expect(await toolNames(server, readOnly.key)).toEqual(READ_TOOLS)
     const { tools } = await full.listTools()
@@ -860,4 +860,45 @@ describe('get_context over MCP', () => {
       await server.stop()
     }
   }, 30_000)
+})
+
+describe('splits and tags over MCP (CONTRACT §17, §21, §22)', () => {
+  test('upsert_transaction takes legs and tag names; update_transaction refuses an amount without legs; list_tags and upsert_tag are REST’s', async () => {
+    const someone = await server.owner({ country: 'PT' })
+    const client = await connect(server, someone.key)
+    try {
+      const descriptions = Object.fromEntries((await client.listTools()).tools.map((tool) => [tool.name, tool.description ?? '']))
+      for (const name of ['upsert_transaction', 'update_transaction']) expect(descriptions[name]).toContain('sum exactly to the transaction’s `amount`')
+      expect(descriptions.import_transactions).toContain('splits and tags')
+      const account = await ok(client, 'upsert_account', { externalId: 'main', name: 'Main', type: 'bank', balance: 100, currency: 'EUR' })
+      const tx = await ok(client, 'upsert_transaction', {
+        externalId: 'receipt-1',
+        accountId: account.data.id,
+        amount: 0.3,
+        date: '2026-11-20',
+        tagNames: ['Lisbon 2026'],
+        splits: [
+          { amount: 0.1, categoryId: 'cat_sys_groceries' },
+          { amount: 0.2, categoryId: 'cat_sys_coffee' },
+        ],
+      })
+      expect(tx.data).toMatchObject({ hasSplits: true, splitMode: 'category', categoryId: null })
+      expect(tx.data.splits.map((leg: Json) => leg.amount)).toEqual([0.1, 0.2])
+      expect(tx.data).toEqual((await rest(server, someone.key, 'GET', `/v1/transactions/${tx.data.id}`)).data)
+      const refused = await toolError(client, 'update_transaction', { transactionId: tx.data.id, amount: 0.4 }, 'rule_violation', 422)
+      expect(refused.detail).toBe('amount: this transaction is split; send splits that sum to the new amount')
+      const tags = await ok(client, 'list_tags')
+      expect(tags).toEqual(await rest(server, someone.key, 'GET', '/v1/tags?limit=50'))
+      expect(tags.data.map((tag: Json) => tag.name)).toEqual(['Lisbon 2026'])
+      const tag = await ok(client, 'upsert_tag', { externalId: 'work', name: 'Work' })
+      expect(tag.operation).toBe('created')
+      const retagged = await ok(client, 'update_transaction', { transactionId: tx.data.id, tagIds: [tag.data.id] })
+      expect(retagged.data.tagIds).toEqual([tag.data.id])
+      expect(await ok(client, 'search_transactions', { tagId: tag.data.id })).toEqual(
+        await rest(server, someone.key, 'GET', `/v1/transactions?tagId=${tag.data.id}&limit=50`),
+      )
+    } finally {
+      await client.close()
+    }
+  })
 })

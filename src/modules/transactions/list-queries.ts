@@ -182,6 +182,8 @@ export interface PageParts {
   tagIds: Map<string, string[]>
 }
 
+const NO_PARTS: PageParts = { splits: new Map(), tagIds: new Map() }
+
 export function partsOfPage(tenant: Tenant, rows: readonly TransactionValues[]): PageParts {
   const split: string[] = []
   const tagged: string[] = []
@@ -189,6 +191,7 @@ export function partsOfPage(tenant: Tenant, rows: readonly TransactionValues[]):
     if (row[VALUES_AT.hasSplits] === 1n) split.push(row[VALUES_AT.id])
     if (row[VALUES_AT.hasTags] === 1n) tagged.push(row[VALUES_AT.id])
   }
+  if (split.length === 0 && tagged.length === 0) return NO_PARTS
   return { splits: splitsOf(tenant, split), tagIds: tagIdsOf(tenant, tagged) }
 }
 
@@ -219,7 +222,7 @@ export function transactionOfValues(row: TransactionValues, types: CategoryTypes
     splitMode: splits.length > 0 ? 'category' : null,
     categoryType: row[3] === null ? null : (types.get(row[3]) ?? null),
     createdAt: Number(row[13]),
-    splits: splits.map(toSplit),
+    splits: splits.length === 0 ? [] : splits.map(toSplit),
     tagIds: parts.tagIds.get(row[0]) ?? [],
   }
 }

@@ -1,5 +1,5 @@
 import { eq, sql } from 'drizzle-orm'
-import { lazyStatements, placeholders } from '../../db/statements.ts'
+import { ByArity, inList, lazyStatements, placeholders } from '../../db/statements.ts'
 import type { Tenant } from '../../db/tenant/tenant.ts'
 import { transactionSplits } from '../../db/tenant/schema.ts'
 import { moneyJson } from '../../platform/money.ts'
@@ -34,12 +34,14 @@ const statements = lazyStatements({
       .delete(transactionSplits)
       .where(eq(transactionSplits.transactionId, sql.placeholder('transactionId')))
       .prepare(),
-  /** The legs of every transaction in a JSON array of ids, with their categories' types: one query for a whole page. */
+  /** The legs of every transaction of a page, with their categories' types: one statement per number of ids, made on first use. */
   ofMany: (db) =>
-    db.$client.prepare<RawSplit, [string]>(
-      `SELECT s.id, s.transaction_id, s.position, s.amount, s.category_id, s.payee_id, s.note, s.date, s.created_at, c.type AS category_type
-       FROM transaction_splits s LEFT JOIN categories c ON c.id = s.category_id
-       WHERE s.transaction_id IN (SELECT value FROM json_each(?)) ORDER BY s.transaction_id, s.position`,
+    new ByArity((arity) =>
+      db.$client.prepare<RawSplit, string[]>(
+        `SELECT s.id, s.transaction_id, s.position, s.amount, s.category_id, s.payee_id, s.note, s.date, s.created_at, c.type AS category_type
+         FROM transaction_splits s LEFT JOIN categories c ON c.id = s.category_id
+         WHERE s.transaction_id IN (${inList(arity)}) ORDER BY s.transaction_id, s.position`,
+      ),
     ),
 })
 
@@ -58,7 +60,9 @@ export function deleteSplits(tenant: Tenant, transactionId: string): void {
 export function splitsOf(tenant: Tenant, transactionIds: readonly string[]): Map<string, SplitView[]> {
   const found = new Map<string, SplitView[]>()
   if (transactionIds.length === 0) return found
-  for (const raw of splitQueries(tenant).ofMany.all(JSON.stringify(transactionIds))) {
+  for (const raw of splitQueries(tenant)
+    .ofMany.of(transactionIds.length)
+    .all(...transactionIds)) {
     const leg: SplitView = {
       id: raw.id,
       transactionId: raw.transaction_id,
