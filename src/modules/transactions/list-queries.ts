@@ -34,7 +34,8 @@ export interface ListFilter {
 
 /**
  * A list page's columns, as `transactionOfValues` reads them. Money comes back as the
- * integer's text, so a page is read without a bigint per amount.
+ * integer's text and the other integers as doubles (exact: flags, and epoch milliseconds far
+ * below 2⁵³), so a page is read without a bigint per value.
  */
 const pageColumns = {
   id: transactions.id,
@@ -46,16 +47,16 @@ const pageColumns = {
   date: transactions.date,
   note: transactions.note,
   time: transactions.time,
-  isTransfer: transactions.isTransfer,
+  isTransfer: sql<number>`CAST(${transactions.isTransfer} AS REAL)`,
   transferToAccountId: transactions.transferToAccountId,
   destinationAmount: sql<string | null>`CAST(${transactions.destinationAmount} AS TEXT)`,
   exchangeRate: transactions.exchangeRate,
-  createdAt: transactions.createdAt,
-  hasSplits: transactions.hasSplits,
-  hasTags: transactions.hasTags,
+  createdAt: sql<number>`CAST(${transactions.createdAt} AS REAL)`,
+  /** Which parts the row has: 1 legs, 2 tags, 3 both. */
+  parts: sql<number>`CAST(${transactions.hasSplits} + 2 * ${transactions.hasTags} AS REAL)`,
 }
 
-/** One transaction of a list page as SQLite hands it back (integers are bigints: the database reads them safely). */
+/** One transaction of a list page as SQLite hands it back. */
 export type TransactionValues = [
   id: string,
   externalId: string | null,
@@ -66,17 +67,18 @@ export type TransactionValues = [
   date: string,
   note: string | null,
   time: string | null,
-  isTransfer: bigint,
+  isTransfer: number,
   transferToAccountId: string | null,
   destinationAmount: string | null,
   exchangeRate: string | null,
-  createdAt: bigint,
-  hasSplits: bigint,
-  hasTags: bigint,
+  createdAt: number,
+  parts: number,
 ]
 
 /** Positions in `TransactionValues` that the page order, its cursor and its parts read. */
-export const VALUES_AT = { id: 0, date: 6, createdAt: 13, hasSplits: 14, hasTags: 15 } as const
+export const VALUES_AT = { id: 0, date: 6, createdAt: 13, parts: 14 } as const
+const HAS_SPLITS = 1
+const HAS_TAGS = 2
 
 /** The sort key a scan walks: the transaction's own, or the copy a leg or a tag assignment keeps of it. */
 type SortColumns = [date: AnySQLiteColumn, createdAt: AnySQLiteColumn, id: AnySQLiteColumn]
@@ -188,14 +190,17 @@ export function partsOfPage(tenant: Tenant, rows: readonly TransactionValues[]):
   const split: string[] = []
   const tagged: string[] = []
   for (const row of rows) {
-    if (row[VALUES_AT.hasSplits] === 1n) split.push(row[VALUES_AT.id])
-    if (row[VALUES_AT.hasTags] === 1n) tagged.push(row[VALUES_AT.id])
+    const parts = row[VALUES_AT.parts]
+    if (parts & HAS_SPLITS) split.push(row[VALUES_AT.id])
+    if (parts & HAS_TAGS) tagged.push(row[VALUES_AT.id])
   }
   if (split.length === 0 && tagged.length === 0) return NO_PARTS
   return { splits: splitsOf(tenant, split), tagIds: tagIdsOf(tenant, tagged) }
 }
 
 const NONE: readonly never[] = []
+/** Shared by every row without legs or tags: JSON.stringify writes it as `[]` each time, and nothing changes it. */
+const EMPTY: never[] = Object.freeze([]) as never[]
 
 /**
  * A list row as the `Transaction` object (model.ts): the same object `toTransaction` makes of a
@@ -214,15 +219,15 @@ export function transactionOfValues(row: TransactionValues, types: CategoryTypes
     date: row[6],
     note: row[7],
     time: row[8],
-    isTransfer: row[9] === 1n,
+    isTransfer: row[9] === 1,
     transferToAccountId: row[10],
     destinationAmount: row[11] === null ? null : moneyJson(row[11]),
     exchangeRate: row[12] === null ? null : (JSON.rawJSON(row[12]) as number),
     hasSplits: splits.length > 0,
     splitMode: splits.length > 0 ? 'category' : null,
     categoryType: row[3] === null ? null : (types.get(row[3]) ?? null),
-    createdAt: Number(row[13]),
-    splits: splits.length === 0 ? [] : splits.map(toSplit),
-    tagIds: parts.tagIds.get(row[0]) ?? [],
+    createdAt: row[13],
+    splits: splits.length === 0 ? EMPTY : splits.map(toSplit),
+    tagIds: parts.tagIds.get(row[0]) ?? EMPTY,
   }
 }
