@@ -21,7 +21,7 @@ export interface Config {
   backupDir: string | null
   backupIntervalHours: number
   backupKeep: number
-  /** What one owner may hold (CONTRACT §19): its file's size, and how many accounts, categories and payees. */
+  /** What one owner may hold (CONTRACT §19): its file's size, and how many accounts, categories, payees and tags. */
   ownerLimits: OwnerLimits
   /** Access log lines on stdout: json, pretty, or off (default: json unless stdout is a terminal). */
   logFormat: 'json' | 'pretty' | 'off'
@@ -72,6 +72,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       accounts: intFrom(env, 'OWNER_MAX_ACCOUNTS', DEFAULT_OWNER_LIMITS.accounts, 1),
       categories: intFrom(env, 'OWNER_MAX_CATEGORIES', DEFAULT_OWNER_LIMITS.categories, 1),
       payees: intFrom(env, 'OWNER_MAX_PAYEES', DEFAULT_OWNER_LIMITS.payees, 1),
+      tags: intFrom(env, 'OWNER_MAX_TAGS', DEFAULT_OWNER_LIMITS.tags, 1),
     },
   }
 }

@@ -80,3 +80,25 @@ export class SharedQuery {
     return statement.values(...args) as unknown[][]
   }
 }
+
+/** `?, ?, ?` for an IN list of `arity` values. */
+export const inList = (arity: number): string => Array.from({ length: arity }, () => '?').join(', ')
+
+/**
+ * One statement per number of bound values (an IN list of a page's ids), prepared on first use
+ * and kept: binding the ids as they are costs a quarter less than passing them as one JSON array
+ * to `json_each`, and a page's ids come in few different counts.
+ */
+export class ByArity<S> {
+  private readonly made = new Map<number, S>()
+  constructor(private readonly prepare: (arity: number) => S) {}
+
+  of(arity: number): S {
+    let statement = this.made.get(arity)
+    if (statement === undefined) {
+      statement = this.prepare(arity)
+      this.made.set(arity, statement)
+    }
+    return statement
+  }
+}

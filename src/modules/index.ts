@@ -5,7 +5,17 @@ import { categoryRoutes } from './categories/routes.ts'
 import { changeRoutes } from './changes/routes.ts'
 import { meRoutes } from './me/routes.ts'
 import { payeeRoutes } from './payees/routes.ts'
+import { tagRoutes } from './tags/routes.ts'
 import { transactionRoutes } from './transactions/routes.ts'
 
 /** Every /v1 route, in the order they appear in the API document. */
-export const routes: AnyRoute[] = [...meRoutes, ...agentRoutes, ...accountRoutes, ...transactionRoutes, ...categoryRoutes, ...payeeRoutes, ...changeRoutes]
+export const routes: AnyRoute[] = [
+  ...meRoutes,
+  ...agentRoutes,
+  ...accountRoutes,
+  ...transactionRoutes,
+  ...categoryRoutes,
+  ...payeeRoutes,
+  ...tagRoutes,
+  ...changeRoutes,
+]

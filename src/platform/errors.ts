@@ -18,6 +18,7 @@ export const ERRORS = {
   idempotency_key_in_progress: { status: 409, title: 'Idempotency-Key in progress' },
   external_id_conflict: { status: 409, title: 'externalId already in use' },
   payee_exists: { status: 409, title: 'Payee already exists' },
+  tag_exists: { status: 409, title: 'Tag already exists' },
   limit_reached: { status: 409, title: 'Limit reached' },
   /** MCP only: a destructive or bulk tool's confirmToken is expired, or not for this target as it is now (CONTRACT §17). */
   confirmation_required: { status: 409, title: 'Confirmation required' },

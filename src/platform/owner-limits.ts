@@ -3,10 +3,10 @@ import { ApiError } from './errors.ts'
 
 /**
  * The per-owner caps on what a loop of requests could otherwise multiply without end
- * (CONTRACT §19): one batch with new payee names makes 500 payees. Transactions are bounded by
+ * (CONTRACT §19): one batch with new payee names makes 500 payees, with new tag names 10,000 tags. Transactions are bounded by
  * the owner's storage quota instead.
  */
-type Capped = 'accounts' | 'categories' | 'payees'
+type Capped = 'accounts' | 'categories' | 'payees' | 'tags'
 
 /** Fixed SQL per kind (never client text). Only custom categories count: the system ones are pfin's. */
 const COUNTS: Record<Capped, { top: string; count: string; setting: string; noun: string }> = {
@@ -18,6 +18,7 @@ const COUNTS: Record<Capped, { top: string; count: string; setting: string; noun
     noun: 'custom categories',
   },
   payees: { top: 'SELECT max(rowid) AS n FROM payees', count: 'SELECT count(*) AS n FROM payees', setting: 'OWNER_MAX_PAYEES', noun: 'payees' },
+  tags: { top: 'SELECT max(rowid) AS n FROM tags', count: 'SELECT count(*) AS n FROM tags', setting: 'OWNER_MAX_TAGS', noun: 'tags' },
 }
 
 const numberFrom = (tenant: Tenant, sql: string): number => Number(tenant.sqlite.query<{ n: number | bigint | null }, []>(sql).get()?.n ?? 0)

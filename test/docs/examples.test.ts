@@ -385,6 +385,13 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
     for (const id of ids) expect(id).toMatch(/^cat_sys_/)
   })
 
+  test('splits and tags: the category filter finds the receipt through its leg, amount alone is refused, amount with legs and the tag filter work', () => {
+    expect(outOf(api, 'RECEIPT=').trim()).toBe('48.3 null cat_sys_groceries 31.1, cat_sys_housing 12.2, cat_sys_gifts_donations 5')
+    const refused = JSON.parse(outOf(api, '{"amount":50.30}\''))
+    expect(refused).toMatchObject({ code: 'rule_violation', detail: 'amount: this transaction is split; send splits that sum to the new amount' })
+    expect(outOf(api, 'TRIP=').trim()).toBe('50.3')
+  })
+
   test('the error example is the problem it shows', () => {
     const problem = JSON.parse(outOf(api, '"transferToAccountId":"$CHECKING"'))
     expect(problem).toMatchObject({ type: 'urn:pfin:problem:rule_violation', status: 422, code: 'rule_violation' })
@@ -423,7 +430,7 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
 describe.skipIf(missing.length > 0)('docs/agents.md', () => {
   test('the bridge lists the read tools for the agent’s read-only key', () => {
     const lines = outOf('docs/agents.md', 'bun run --silent admin mcp').trim().split('\n')
-    expect(lines[0]).toBe('get_context list_accounts list_categories find_payees search_transactions get_transaction get_changes')
+    expect(lines[0]).toBe('get_context list_accounts list_categories find_payees list_tags search_transactions get_transaction get_changes')
     expect(lines[1]).toMatch(/^pfk_key_\w+_\S+$/)
   })
 })

@@ -16,12 +16,13 @@ import { expectProblem, RATE_LIMIT_HEADERS, sendRaw, startTestServer, startUnthr
 setDefaultTimeout(30_000)
 
 const READ_SCOPES: Scope[] = ['me:read', 'accounts:read', 'transactions:read', 'categories:read', 'payees:read']
-const READ_TOOLS = ['get_context', 'list_accounts', 'list_categories', 'find_payees', 'search_transactions', 'get_transaction', 'get_changes']
+const READ_TOOLS = ['get_context', 'list_accounts', 'list_categories', 'find_payees', 'list_tags', 'search_transactions', 'get_transaction', 'get_changes']
 const ALL_TOOLS = [
   ...READ_TOOLS,
   'upsert_account',
   'upsert_category',
   'upsert_payee',
+  'upsert_tag',
   'upsert_transaction',
   'update_transaction',
   'import_transactions',
@@ -132,7 +133,7 @@ afterAll(async () => {
 })
 
 describe('tools/list', () => {
-  test('a read-only key sees exactly the seven read tools; a full key all fifteen, in the stable order', async () => {
+  test('a read-only key sees exactly the eight read tools; a full key all seventeen, in the stable order', async () => {
     const readOnly = await server.key(owner.id, { scopes: READ_SCOPES })
     expect(await toolNames(server, readOnly.key)).toEqual(READ_TOOLS)
     const { tools } = await full.listTools()
@@ -147,12 +148,14 @@ describe('tools/list', () => {
   test('a tool is listed only when the key may call every route it runs', async () => {
     const writeOnly = await server.key(owner.id, { scopes: ['transactions:write'] })
     // delete_transaction reads the transaction for its plan: it needs transactions:read too.
-    expect(await toolNames(server, writeOnly.key)).toEqual(['upsert_transaction', 'update_transaction', 'import_transactions'])
+    expect(await toolNames(server, writeOnly.key)).toEqual(['upsert_tag', 'upsert_transaction', 'update_transaction', 'import_transactions'])
     const readWrite = await server.key(owner.id, { scopes: ['transactions:read', 'transactions:write'] })
     expect(await toolNames(server, readWrite.key)).toEqual([
+      'list_tags',
       'search_transactions',
       'get_transaction',
       'get_changes',
+      'upsert_tag',
       'upsert_transaction',
       'update_transaction',
       'import_transactions',
@@ -572,7 +575,7 @@ describe('the gate in front of /mcp', () => {
     try {
       const other = await allowing.owner()
       const client = await connect(allowing, other.key, { headers: { origin: 'https://agent.example' } })
-      expect((await client.listTools()).tools).toHaveLength(15)
+      expect((await client.listTools()).tools).toHaveLength(ALL_TOOLS.length)
       await client.close()
       expect((await post(allowing, INITIALIZE, { authorization: `Bearer ${other.key}`, origin: 'http://localhost:5173' })).status).toBe(200)
       expectProblem(await post(allowing, INITIALIZE, { authorization: `Bearer ${other.key}`, origin: 'https://agent.example.evil' }), 403, 'origin_not_allowed')
@@ -719,7 +722,7 @@ describe('pfin mcp (stdio bridge)', () => {
       const viaProxy = async (base: string) => {
         const client = await bridgeClient(base, owner.key)
         try {
-          expect((await client.listTools()).tools).toHaveLength(15)
+          expect((await client.listTools()).tools).toHaveLength(ALL_TOOLS.length)
         } finally {
           await client.close()
         }
@@ -857,4 +860,45 @@ describe('get_context over MCP', () => {
       await server.stop()
     }
   }, 30_000)
+})
+
+describe('splits and tags over MCP (CONTRACT §17, §21, §22)', () => {
+  test('upsert_transaction takes legs and tag names; update_transaction refuses an amount without legs; list_tags and upsert_tag are REST’s', async () => {
+    const someone = await server.owner({ country: 'PT' })
+    const client = await connect(server, someone.key)
+    try {
+      const descriptions = Object.fromEntries((await client.listTools()).tools.map((tool) => [tool.name, tool.description ?? '']))
+      for (const name of ['upsert_transaction', 'update_transaction']) expect(descriptions[name]).toContain('sum exactly to the transaction’s `amount`')
+      expect(descriptions.import_transactions).toContain('splits and tags')
+      const account = await ok(client, 'upsert_account', { externalId: 'main', name: 'Main', type: 'bank', balance: 100, currency: 'EUR' })
+      const tx = await ok(client, 'upsert_transaction', {
+        externalId: 'receipt-1',
+        accountId: account.data.id,
+        amount: 0.3,
+        date: '2026-11-20',
+        tagNames: ['Lisbon 2026'],
+        splits: [
+          { amount: 0.1, categoryId: 'cat_sys_groceries' },
+          { amount: 0.2, categoryId: 'cat_sys_coffee' },
+        ],
+      })
+      expect(tx.data).toMatchObject({ hasSplits: true, splitMode: 'category', categoryId: null })
+      expect(tx.data.splits.map((leg: Json) => leg.amount)).toEqual([0.1, 0.2])
+      expect(tx.data).toEqual((await rest(server, someone.key, 'GET', `/v1/transactions/${tx.data.id}`)).data)
+      const refused = await toolError(client, 'update_transaction', { transactionId: tx.data.id, amount: 0.4 }, 'rule_violation', 422)
+      expect(refused.detail).toBe('amount: this transaction is split; send splits that sum to the new amount')
+      const tags = await ok(client, 'list_tags')
+      expect(tags).toEqual(await rest(server, someone.key, 'GET', '/v1/tags?limit=50'))
+      expect(tags.data.map((tag: Json) => tag.name)).toEqual(['Lisbon 2026'])
+      const tag = await ok(client, 'upsert_tag', { externalId: 'work', name: 'Work' })
+      expect(tag.operation).toBe('created')
+      const retagged = await ok(client, 'update_transaction', { transactionId: tx.data.id, tagIds: [tag.data.id] })
+      expect(retagged.data.tagIds).toEqual([tag.data.id])
+      expect(await ok(client, 'search_transactions', { tagId: tag.data.id })).toEqual(
+        await rest(server, someone.key, 'GET', `/v1/transactions?tagId=${tag.data.id}&limit=50`),
+      )
+    } finally {
+      await client.close()
+    }
+  })
 })

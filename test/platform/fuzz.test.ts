@@ -88,6 +88,7 @@ const CONTRACT_STATUS: Record<string, number> = {
   idempotency_key_in_progress: 409,
   external_id_conflict: 409,
   payee_exists: 409,
+  tag_exists: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,
@@ -123,8 +124,8 @@ const NOT_STORED = new Set([
 // ---------------------------------------------------------------------------------------------
 // The server and what the owner has in it
 
-type Kind = 'account' | 'category' | 'payee' | 'transaction'
-const KINDS: Kind[] = ['account', 'category', 'payee', 'transaction']
+type Kind = 'account' | 'category' | 'payee' | 'transaction' | 'tag'
+const KINDS: Kind[] = ['account', 'category', 'payee', 'transaction', 'tag']
 
 interface Keys {
   /** Owner A, all scopes: most requests. */
@@ -180,8 +181,8 @@ async function populate(server: TestServer, withData: boolean): Promise<Ctx> {
   const ctx: Ctx = {
     server,
     keys,
-    own: { account: [], category: [], payee: [], transaction: [] },
-    foreign: { account: [], category: [], payee: [], transaction: [] },
+    own: { account: [], category: [], payee: [], transaction: [], tag: [] },
+    foreign: { account: [], category: [], payee: [], transaction: [], tag: [] },
     cursors: [],
     externalIds: [],
     names: [],
@@ -205,6 +206,21 @@ async function populate(server: TestServer, withData: boolean): Promise<Ctx> {
     categoryId: 'cat_sys_groceries',
   })
   await ok(server, k, 'POST', '/v1/payees', { name: 'Café Ñoño', isMerchant: true })
+  const trip = await ok(server, k, 'POST', '/v1/tags', { name: 'Lisbon 2026', externalId: 'ext-tag-1' })
+  const retired = await ok(server, k, 'POST', '/v1/tags', { name: 'Old trip' })
+  await ok(server, k, 'DELETE', `/v1/tags/${retired.id}`)
+  await ok(server, k, 'POST', '/v1/transactions', {
+    accountId: eur.id,
+    amount: 20,
+    date: '2026-11-22',
+    payeeId: pingo.id,
+    tagIds: [trip.id, retired.id].slice(0, 1),
+    splits: [
+      { amount: 15, categoryId: 'cat_sys_groceries' },
+      { amount: 6, payeeName: 'Café Ñoño', categoryId: stall.id },
+      { amount: -1, note: 'refund' },
+    ],
+  })
   await ok(server, k, 'POST', '/v1/transactions', { accountId: eur.id, amount: 12.9, date: '2026-11-21', payeeId: pingo.id })
   await ok(server, k, 'POST', '/v1/transactions', { accountId: card.id, amount: -2500, date: '2026-11-20', note: 'salary', categoryId: 'cat_sys_salary' })
   await ok(server, k, 'POST', '/v1/transactions', {
@@ -237,7 +253,8 @@ async function populate(server: TestServer, withData: boolean): Promise<Ctx> {
   const bCat = await ok(server, b.key, 'POST', '/v1/categories', { name: 'B cat' })
   const bPay = await ok(server, b.key, 'POST', '/v1/payees', { name: 'B payee' })
   const bTxn = await ok(server, b.key, 'POST', '/v1/transactions', { accountId: bAcct.id, amount: 1, date: '2026-01-01', payeeId: bPay.id })
-  ctx.foreign = { account: [bAcct.id], category: [bCat.id, 'cat_sys_pix_fees'], payee: [bPay.id], transaction: [bTxn.id] }
+  const bTag = await ok(server, b.key, 'POST', '/v1/tags', { name: 'B tag' })
+  ctx.foreign = { account: [bAcct.id], category: [bCat.id, 'cat_sys_pix_fees'], payee: [bPay.id], transaction: [bTxn.id], tag: [bTag.id] }
   await refresh(ctx)
   return ctx
 }
@@ -245,13 +262,19 @@ async function populate(server: TestServer, withData: boolean): Promise<Ctx> {
 /** Re-reads the owner's ids, a cursor of every list, externalIds and names (the fuzz creates and deletes). */
 async function refresh(ctx: Ctx): Promise<void> {
   const k = ctx.keys.full
-  const lists: Record<Kind, string> = { account: '/v1/accounts', category: '/v1/categories', payee: '/v1/payees', transaction: '/v1/transactions' }
+  const lists: Record<Kind, string> = {
+    account: '/v1/accounts',
+    category: '/v1/categories',
+    payee: '/v1/payees',
+    transaction: '/v1/transactions',
+    tag: '/v1/tags',
+  }
   ctx.cursors = []
   ctx.externalIds = []
   ctx.names = []
   for (const kind of KINDS) {
     const list = lists[kind]
-    const items = await listPages(ctx.server, k, list, kind === 'account' || kind === 'category' ? { includeArchived: 'true' } : {})
+    const items = await listPages(ctx.server, k, list, kind === 'account' || kind === 'category' || kind === 'tag' ? { includeArchived: 'true' } : {})
     // The newest few and the oldest few of each kind: enough to hit real rows without huge pools.
     const ids = items.map((item) => item.id as string)
     ctx.own[kind] = [...new Set([...ids.slice(0, 6), ...ids.slice(-6)])]
@@ -435,6 +458,8 @@ function bodyPools(ctx: Ctx): Pools {
     externalId: someText(ctx.externalIds),
     name: someText(ctx.names),
     payeeName: someText(ctx.names),
+    tagIds: idsOf(ctx, 'tag'),
+    tagNames: someText(ctx.names),
   }
 }
 
@@ -475,7 +500,7 @@ function garbageCursors(ctx: Ctx): fc.Arbitrary<string> {
   )
 }
 
-const ID_PARAMS: Record<string, Kind> = { accountId: 'account', categoryId: 'category', parentId: 'category', payeeId: 'payee' }
+const ID_PARAMS: Record<string, Kind> = { accountId: 'account', categoryId: 'category', parentId: 'category', payeeId: 'payee', tagId: 'tag' }
 
 /** A query value as text: numbers as sent, booleans spelled. */
 const queryText = (value: Json): string => (value instanceof Num ? value.text : typeof value === 'string' ? value : JSON.stringify(value))
@@ -678,9 +703,12 @@ function coherentTransaction(ctx: Ctx, schema: JsonSchema): fc.Arbitrary<{ [key:
     categoryId: ownIds(ctx, 'category'),
     payeeId: ownIds(ctx, 'payee'),
   }
-  return fc.tuple(validObject(schema, pools), fc.boolean(), fc.boolean(), ownIds(ctx, 'account')).map(([body, transfer, keepId, to]) => {
+  const legCount = fc.integer({ min: 2, max: 4 })
+  return fc.tuple(validObject(schema, pools), fc.boolean(), fc.boolean(), ownIds(ctx, 'account'), legCount).map(([body, transfer, keepId, to, legs]) => {
     const out = { ...body }
     if ('payeeId' in out && 'payeeName' in out) delete out[keepId ? 'payeeName' : 'payeeId']
+    if ('tagIds' in out && 'tagNames' in out) delete out[keepId ? 'tagNames' : 'tagIds']
+    coherentLegs(out, transfer ? 0 : legs)
     if (transfer && to !== out.accountId) {
       out.isTransfer = true
       out.transferToAccountId = to
@@ -692,6 +720,36 @@ function coherentTransaction(ctx: Ctx, schema: JsonSchema): fc.Arbitrary<{ [key:
     }
     return out
   })
+}
+
+/**
+ * Legs that keep the rules (CONTRACT §21): `count` legs summing exactly to the amount, each leg
+ * with one payee field, and no category of the transaction's own; none (`[]`) for a transfer.
+ */
+function coherentLegs(body: { [key: string]: Json }, count: number): void {
+  if (!Array.isArray(body.splits)) return
+  const amount = body.amount instanceof Num && /^-?\d+(\.\d{1,8})?$/.test(body.amount.text) ? toUnits(body.amount.text) : null
+  if (count === 0 || amount === null) {
+    body.splits = []
+    return
+  }
+  const shapes = body.splits.filter((leg): leg is { [key: string]: Json } => leg !== null && typeof leg === 'object' && !Array.isArray(leg))
+  const parts = Array.from({ length: count }, (_, i) => (i < count - 1 ? amount / BigInt(count) + BigInt(i) : 0n))
+  parts[count - 1] = amount - parts.slice(0, -1).reduce((sum, part) => sum + part, 0n)
+  body.splits = parts.map((units, i) => {
+    const leg = { ...(shapes[i] ?? {}), amount: new Num(unitsText(units)) }
+    if ('payeeId' in leg && 'payeeName' in leg) delete leg.payeeName
+    return leg
+  })
+  delete body.categoryId
+}
+
+/** Exact units as a decimal lexeme. */
+function unitsText(units: bigint): string {
+  const sign = units < 0n ? '-' : ''
+  const abs = units < 0n ? -units : units
+  const fraction = (abs % 100_000_000n).toString().padStart(8, '0').replace(/0+$/, '')
+  return `${sign}${abs / 100_000_000n}${fraction ? `.${fraction}` : ''}`
 }
 
 function bodyChoice(ctx: Ctx, schema: JsonSchema, bias: 'valid' | 'reject'): fc.Arbitrary<BodyChoice> {
@@ -941,15 +999,19 @@ function listProblems(path: string, req: FuzzRequest, body: unknown): string[] {
   if (path === '/v1/transactions') {
     if (outOfOrder(items, newestFirst)) problems.push('transactions not newest first')
     if (q.accountId !== undefined) every(`accountId=${q.accountId}`, (t) => t.accountId === q.accountId || t.transferToAccountId === q.accountId)
-    for (const field of ['categoryId', 'payeeId', 'externalId'] as const)
-      if (q[field] !== undefined) every(`${field}=${q[field]}`, (t) => t[field] === q[field])
+    // A category or payee filter finds a transaction by its own, or by one of its legs' (CONTRACT §21).
+    const legs = (t: Item) => (Array.isArray(t.splits) ? (t.splits as Item[]) : [])
+    for (const field of ['categoryId', 'payeeId'] as const)
+      if (q[field] !== undefined) every(`${field}=${q[field]}`, (t) => t[field] === q[field] || legs(t).some((leg) => leg[field] === q[field]))
+    if (q.externalId !== undefined) every(`externalId=${q.externalId}`, (t) => t.externalId === q.externalId)
+    if (q.tagId !== undefined) every(`tagId=${q.tagId}`, (t) => Array.isArray(t.tagIds) && t.tagIds.includes(q.tagId))
     if (q.from !== undefined) every(`from=${q.from}`, (t) => String(t.date) >= (q.from as string))
     if (q.to !== undefined) every(`to=${q.to}`, (t) => String(t.date) <= (q.to as string))
   }
-  if (path === '/v1/accounts' || path === '/v1/categories') {
+  if (path === '/v1/accounts' || path === '/v1/categories' || path === '/v1/tags') {
     if (q.includeArchived !== 'true') every('archived without includeArchived', (item) => item.isArchived !== true)
   }
-  if (path === '/v1/accounts' || path === '/v1/payees') {
+  if (path === '/v1/accounts' || path === '/v1/payees' || path === '/v1/tags') {
     if (outOfOrder(items, oldestFirst)) problems.push('not oldest first')
   }
   if (path === '/v1/categories') {
@@ -1041,18 +1103,23 @@ async function listExact(key: string, path: string): Promise<Record<string, unkn
   return items
 }
 
-/** Payee totals match the transactions, transfers are whole, references resolve, category depth and fullName follow the tree. */
+/**
+ * Payee totals and tag counts match the transactions and their legs, transfers are whole, legs
+ * sum to their transaction, references resolve, category depth and fullName follow the tree.
+ */
 async function invariantProblems(key: string): Promise<string[]> {
-  const [accounts, categories, payees, transactions] = await Promise.all([
+  const [accounts, categories, payees, transactions, tags] = await Promise.all([
     listExact(key, '/v1/accounts?includeArchived=true'),
     listExact(key, '/v1/categories?includeArchived=true'),
     listExact(key, '/v1/payees'),
     listExact(key, '/v1/transactions'),
+    listExact(key, '/v1/tags?includeArchived=true'),
   ])
   const problems: string[] = []
   const accountIds = new Set(accounts.map((a) => a.id))
   const categoryById = new Map(categories.map((c) => [c.id as string, c]))
   const totals = new Map<unknown, { count: number; spent: bigint }>()
+  const tagCounts = new Map<unknown, number>()
   for (const t of transactions) {
     const where = `transaction ${t.id}`
     if (!accountIds.has(t.accountId)) problems.push(`${where}: accountId ${t.accountId} is not an account`)
@@ -1062,15 +1129,42 @@ async function invariantProblems(key: string): Promise<string[]> {
     }
     if (transfer && !accountIds.has(t.transferToAccountId)) problems.push(`${where}: transferToAccountId ${t.transferToAccountId} is not an account`)
     if (transfer && toUnits(t.amount) <= 0n) problems.push(`${where}: a transfer of ${String(t.amount)}`)
-    if (t.hasSplits !== false || t.splitMode !== null) problems.push(`${where}: hasSplits ${t.hasSplits}, splitMode ${t.splitMode}`)
-    const category = t.categoryId === null ? undefined : categoryById.get(t.categoryId as string)
-    if (t.categoryId !== null && !category) problems.push(`${where}: categoryId ${t.categoryId} is not a visible category`)
-    if ((category?.type ?? null) !== t.categoryType) problems.push(`${where}: categoryType ${t.categoryType}, its category's type ${category?.type}`)
-    if (t.payeeId !== null) {
-      const total = totals.get(t.payeeId) ?? { count: 0, spent: 0n }
-      const amount = toUnits(t.amount)
-      totals.set(t.payeeId, { count: total.count + 1, spent: total.spent + (!transfer && amount > 0n ? amount : 0n) })
+    // CONTRACT §21: the legs, their sum, and what a split transaction holds of its own.
+    const legs = t.splits as Record<string, unknown>[]
+    const split = legs.length > 0
+    if (t.hasSplits !== split || t.splitMode !== (split ? 'category' : null))
+      problems.push(`${where}: hasSplits ${t.hasSplits}, splitMode ${t.splitMode}, ${legs.length} legs`)
+    if (legs.length === 1 || legs.length > 100) problems.push(`${where}: ${legs.length} legs`)
+    if (split && legs.reduce((sum, leg) => sum + toUnits(leg.amount), 0n) !== toUnits(t.amount))
+      problems.push(`${where}: legs that do not sum to ${String(t.amount)}`)
+    if (split && (transfer || t.categoryId !== null)) problems.push(`${where}: split, with isTransfer ${t.isTransfer} and categoryId ${t.categoryId}`)
+    for (const item of [t, ...legs]) {
+      const category = item.categoryId === null ? undefined : categoryById.get(item.categoryId as string)
+      if (item.categoryId !== null && !category) problems.push(`${where}: categoryId ${item.categoryId} is not a visible category`)
+      if ((category?.type ?? null) !== item.categoryType) problems.push(`${where}: categoryType ${item.categoryType}, its category's type ${category?.type}`)
     }
+    // Each leg counts toward its payee, else the transaction's; the transaction once per payee it names.
+    const spent = new Map<unknown, bigint>()
+    const positive = (amount: unknown) => (!transfer && toUnits(amount) > 0n ? toUnits(amount) : 0n)
+    if (t.payeeId !== null) spent.set(t.payeeId, split ? 0n : positive(t.amount))
+    for (const leg of legs) {
+      const payeeId = leg.payeeId ?? t.payeeId
+      if (payeeId !== null) spent.set(payeeId, (spent.get(payeeId) ?? 0n) + positive(leg.amount))
+    }
+    for (const [payeeId, units] of spent) {
+      const total = totals.get(payeeId) ?? { count: 0, spent: 0n }
+      totals.set(payeeId, { count: total.count + 1, spent: total.spent + units })
+    }
+    const tagIds = t.tagIds as string[]
+    if (new Set(tagIds).size !== tagIds.length || tagIds.length > 20) problems.push(`${where}: tagIds ${JSON.stringify(tagIds)}`)
+    for (const tagId of tagIds) tagCounts.set(tagId, (tagCounts.get(tagId) ?? 0) + 1)
+  }
+  // CONTRACT §22: a tag's transactionCount is the transactions that carry it.
+  const tagIdSet = new Set(tags.map((tag) => tag.id))
+  for (const id of tagCounts.keys()) if (!tagIdSet.has(id)) problems.push(`tag ${id} of a transaction is not a tag`)
+  for (const tag of tags) {
+    const count = tag.transactionCount instanceof Lexeme ? Number(tag.transactionCount.text) : tag.transactionCount
+    if (count !== (tagCounts.get(tag.id) ?? 0)) problems.push(`tag ${tag.id}: transactionCount ${count}; the transactions say ${tagCounts.get(tag.id) ?? 0}`)
   }
   const payeeIds = new Set(payees.map((p) => p.id))
   for (const id of totals.keys()) if (!payeeIds.has(id)) problems.push(`payeeId ${id} of a transaction is not a payee`)
@@ -1090,6 +1184,7 @@ async function invariantProblems(key: string): Promise<string[]> {
     ['category', categories],
     ['payee', payees],
     ['transaction', transactions],
+    ['tag', tags],
   ] as const) {
     for (const value of repeated(items.map((item) => item.externalId))) problems.push(`two ${what} records with externalId ${JSON.stringify(value)}`)
   }
@@ -1132,7 +1227,7 @@ async function readBack(operation: Operation, req: FuzzRequest, res: Answer): Pr
   const written = (JSON.parse(res.text) as { data?: { id?: unknown } }).data
   if (typeof written?.id !== 'string') return
   const collection = operation.path.replace(/\/(upsert|\{\w+\})$/, '')
-  if (!operation.op.operationId.match(/Account|Category|Payee|Transaction/)) return
+  if (!operation.op.operationId.match(/Account|Category|Payee|Transaction|Tag/)) return
   const auth = req.headers.authorization ?? ''
   const read = await send(ctx, { method: 'GET', target: `${collection}/${written.id}`, headers: { authorization: auth }, note: 'read back' })
   const deleted = operation.method === 'DELETE' && collection === '/v1/transactions'
@@ -1423,6 +1518,7 @@ describe('rejected requests change nothing', () => {
         listPages(server, k, '/v1/categories', { includeArchived: 'true' }),
         listPages(server, k, '/v1/payees'),
         listPages(server, k, '/v1/transactions'),
+        listPages(server, k, '/v1/tags', { includeArchived: 'true' }),
       ]),
       server.request('GET', '/v1/changes?limit=500', { key: k }),
     ])
@@ -1466,7 +1562,168 @@ describe('rejected requests change nothing', () => {
   )
 })
 
+/** Each account's balance with every transaction's effect taken back out: constant while only transactions change. */
+async function balanceBases(key: string): Promise<Map<string, bigint>> {
+  const [accounts, transactions] = await Promise.all([listExact(key, '/v1/accounts?includeArchived=true'), listExact(key, '/v1/transactions')])
+  const base = new Map(accounts.map((a) => [a.id as string, toUnits(a.balance)]))
+  for (const t of transactions) {
+    base.set(t.accountId as string, (base.get(t.accountId as string) ?? 0n) + toUnits(t.amount))
+    if (t.isTransfer === true) base.set(t.transferToAccountId as string, (base.get(t.transferToAccountId as string) ?? 0n) - toUnits(t.destinationAmount))
+  }
+  return base
+}
+
+/** A leg as the split property makes it: cents (either sign), a payee (by index, by name, or none), a category or none. */
+interface LegSpec {
+  cents: number
+  payee: number | null
+  payeeName: string | null
+  category: number | null
+}
+
+/** One step of the split property: writes the ledger's rules allow, and some they refuse. */
+type SplitStep =
+  | { kind: 'create'; account: number; cents: number; payee: number | null; legs: LegSpec[] | null; tags: number[] }
+  | { kind: 'split'; target: number; legs: LegSpec[] }
+  | { kind: 'unsplit'; target: number; category: number | null }
+  | { kind: 'amount'; target: number; cents: number }
+  | { kind: 'payee'; target: number; payee: number | null }
+  | { kind: 'tags'; target: number; tags: number[]; byName: boolean }
+  | { kind: 'delete'; target: number }
+
+const LEG_CATEGORIES = ['cat_sys_groceries', 'cat_sys_coffee', 'cat_sys_salary', 'cat_sys_fuel']
+const legSpec: fc.Arbitrary<LegSpec> = fc.record({
+  cents: fc.integer({ min: -5_000, max: 20_000 }),
+  payee: fc.option(fc.nat(5), { nil: null }),
+  payeeName: fc.option(fc.constantFrom('Leg Shop', 'leg shop', 'Other Leg'), { nil: null }),
+  category: fc.option(fc.nat(LEG_CATEGORIES.length - 1), { nil: null }),
+})
+const legSpecs = fc.array(legSpec, { minLength: 2, maxLength: 4 })
+const splitStep: fc.Arbitrary<SplitStep> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('create' as const),
+      account: fc.nat(3),
+      cents: fc.integer({ min: -50_000, max: 50_000 }),
+      payee: fc.option(fc.nat(5), { nil: null }),
+      legs: fc.option(legSpecs, { nil: null }),
+      tags: fc.array(fc.nat(3), { maxLength: 3 }),
+    }),
+  },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('split' as const), target: fc.nat(), legs: legSpecs }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('unsplit' as const), target: fc.nat(), category: fc.option(fc.nat(LEG_CATEGORIES.length - 1), { nil: null }) }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('amount' as const), target: fc.nat(), cents: fc.integer({ min: -50_000, max: 50_000 }) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('payee' as const), target: fc.nat(), payee: fc.option(fc.nat(5), { nil: null }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('tags' as const), target: fc.nat(), tags: fc.array(fc.nat(3), { maxLength: 3 }), byName: fc.boolean() }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), target: fc.nat() }) },
+)
+
+const centsText = (cents: number) => unitsText(BigInt(cents) * 1_000_000n)
+
 describe('money moves exactly (CONTRACT §4)', () => {
+  test(
+    'after any split, unsplit, PATCH and delete (CONTRACT §21, §22), every balance, payee total and tag count is what the lists recompute',
+    async () => {
+      const fresh = await populate(server, true)
+      const key = fresh.keys.full
+      const accounts = fresh.own.account.slice(0, 4)
+      const payees = fresh.own.payee.slice(0, 6)
+      const tags: { id: string; name: string }[] = []
+      for (const name of ['trip', 'work', 'gifts']) tags.push(await ok(server, key, 'POST', '/v1/tags', { name }))
+      const archived = await ok(server, key, 'POST', '/v1/tags', { name: 'archived' })
+      await ok(server, key, 'DELETE', `/v1/tags/${archived.id}`)
+      tags.push(archived)
+      const created: string[] = []
+      const pick = <T>(items: readonly T[], n: number | null): T | null => (n === null || items.length === 0 ? null : (items[n % items.length] as T))
+      const legsOf = (specs: LegSpec[]) =>
+        specs.map((leg) => ({
+          amount: new Num(centsText(leg.cents)),
+          ...(leg.payeeName !== null ? { payeeName: leg.payeeName } : leg.payee !== null ? { payeeId: pick(payees, leg.payee) } : {}),
+          ...(leg.category !== null ? { categoryId: LEG_CATEGORIES[leg.category] as string } : {}),
+        }))
+      const sumOf = (specs: LegSpec[]) => new Num(centsText(specs.reduce((sum, leg) => sum + leg.cents, 0)))
+      const tagList = (picked: number[], byName: boolean): { [key: string]: Json } =>
+        byName
+          ? { tagNames: picked.map((n) => (tags[n % tags.length] as { name: string }).name) }
+          : { tagIds: picked.map((n) => (tags[n % tags.length] as { id: string }).id) }
+      const start = await balanceBases(key)
+      const outcomes = new Map<string, number>()
+
+      async function apply(step: SplitStep): Promise<void> {
+        let method = 'PATCH'
+        let target = ''
+        let body: { [key: string]: Json } | null = null
+        if (step.kind === 'create') {
+          method = 'POST'
+          target = '/v1/transactions'
+          body = {
+            accountId: pick(accounts, step.account) as string,
+            date: '2026-06-01',
+            ...(step.payee !== null ? { payeeId: pick(payees, step.payee) as string } : {}),
+            ...(step.legs ? { amount: sumOf(step.legs), splits: legsOf(step.legs) } : { amount: new Num(centsText(step.cents)) }),
+            ...tagList(step.tags, false),
+          }
+        } else {
+          const id = pick(created, step.target)
+          if (id === null) return
+          target = `/v1/transactions/${id}`
+          if (step.kind === 'split') body = { amount: sumOf(step.legs), splits: legsOf(step.legs) }
+          if (step.kind === 'unsplit') body = { splits: [], ...(step.category !== null ? { categoryId: LEG_CATEGORIES[step.category] as string } : {}) }
+          if (step.kind === 'amount') body = { amount: new Num(centsText(step.cents)) }
+          if (step.kind === 'payee') body = { payeeId: pick(payees, step.payee) }
+          if (step.kind === 'tags') body = tagList(step.tags, step.byName)
+          if (step.kind === 'delete') method = 'DELETE'
+        }
+        const req: FuzzRequest = {
+          method,
+          target,
+          headers: {
+            authorization: `Bearer ${key}`,
+            ...(body ? { 'content-type': 'application/json' } : {}),
+            ...(method === 'DELETE' ? {} : { 'idempotency-key': crypto.randomUUID() }),
+          },
+          ...(body ? { body: toJsonText(body) } : {}),
+          note: `split property: ${step.kind}`,
+        }
+        const res = await send(fresh, req)
+        const outcome = `${step.kind} ${res.status}`
+        outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
+        if (![200, 201, 422].includes(res.status)) throw new Error(describeExchange(req, res, [`status ${res.status}`]))
+        if (step.kind === 'create' && res.status === 201) created.push(JSON.parse(res.text).data.id)
+        if (step.kind === 'delete' && res.status === 200) created.splice(created.indexOf(target.split('/').pop() as string), 1)
+      }
+
+      await fc.assert(
+        fc.asyncProperty(fc.array(splitStep, { minLength: 4, maxLength: 14 }), async (steps) => {
+          for (const step of steps) await apply(step)
+          const now = await balanceBases(key)
+          const drift = [...now].filter(([id, units]) => units !== start.get(id)).map(([id, units]) => `${id}: ${start.get(id)} → ${units} units`)
+          const problems = [...drift, ...(await invariantProblems(key))]
+          if (problems.length) throw new Error(`after ${steps.map((step) => step.kind).join(', ')}:\n  ${problems.join('\n  ')}`)
+        }),
+        runParams(700, Math.ceil(RUNS / 4), 8_000),
+      )
+      console.log(
+        `split property: ${[...outcomes]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([outcome, n]) => `${outcome}×${n}`)
+          .join(', ')}`,
+      )
+      // The runs wrote split transactions, refused an amount without legs, and unsplit some.
+      expect(outcomes.get('split 200') ?? 0).toBeGreaterThan(0)
+      expect(outcomes.get('unsplit 200') ?? 0).toBeGreaterThan(0)
+      expect([...outcomes.keys()].some((outcome) => outcome.endsWith(' 422'))).toBe(true)
+    },
+    TIMEOUT_MS,
+  )
+
   test(
     'after any transaction writes, every balance is its starting point minus what left it plus what arrived',
     async () => {
@@ -1474,16 +1731,7 @@ describe('money moves exactly (CONTRACT §4)', () => {
       const fresh = await populate(server, true)
       const key = fresh.keys.full
       const moves = operations.filter((o) => o.path.startsWith('/v1/transactions') && o.method !== 'GET')
-      /** Each account's balance with every transaction's effect taken back out: constant while only transactions change. */
-      async function bases(): Promise<Map<string, bigint>> {
-        const [accounts, transactions] = await Promise.all([listExact(key, '/v1/accounts?includeArchived=true'), listExact(key, '/v1/transactions')])
-        const base = new Map(accounts.map((a) => [a.id as string, toUnits(a.balance)]))
-        for (const t of transactions) {
-          base.set(t.accountId as string, (base.get(t.accountId as string) ?? 0n) + toUnits(t.amount))
-          if (t.isTransfer === true) base.set(t.transferToAccountId as string, (base.get(t.transferToAccountId as string) ?? 0n) - toUnits(t.destinationAmount))
-        }
-        return base
-      }
+      const bases = () => balanceBases(key)
       const start = await bases()
       const arb = fc.array(
         fc.constantFrom(...moves).chain((o) => requestFor(fresh, o).map((req) => ({ operation: o, req }))),

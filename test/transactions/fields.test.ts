@@ -55,6 +55,8 @@ describe('transaction fields', () => {
       splitMode: null,
       categoryType: 'expense',
       createdAt: txn.createdAt,
+      splits: [],
+      tagIds: [],
     })
     expect(await getTxn(server, owner.key, txn.id)).toEqual(txn)
     expect(await listAll(server, owner.key)).toEqual([txn])
@@ -97,6 +99,8 @@ describe('transaction fields', () => {
       splitMode: null,
       categoryType: null,
       createdAt: txn.createdAt,
+      splits: [],
+      tagIds: [],
     })
   })
 

@@ -24,6 +24,8 @@ export const TXN_FIELDS = [
   'splitMode',
   'categoryType',
   'createdAt',
+  'splits',
+  'tagIds',
 ]
 
 const SCALE = 8n

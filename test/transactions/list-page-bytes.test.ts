@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { decimalOfUnits, moneyJson } from '../../src/platform/money.ts'
 import { startUnthrottledServer, type TestServer } from '../support/harness.ts'
-import { createAccount, lexeme, rawNumber } from './helpers.ts'
+import { createAccount, lexeme, rawNumbers } from './helpers.ts'
 
 /**
  * A list page's items are made from bare value rows (`transactionOfValues`), every other answer
  * from the stored row (`toTransaction`): the two must give the same bytes for every stored
- * transaction, whatever its money, text and transfer fields hold. Money goes out as a plain
+ * transaction, whatever its money, text, transfer fields, legs and tags hold. Money goes out as a plain
  * double where that prints as exactly its decimal (`moneyJson`), and is compared here as text,
  * never through a double.
  */
@@ -34,7 +34,7 @@ const item = fc.record({
   externalId: fc.option(awkwardText, { nil: undefined }),
   time: fc.option(fc.constantFrom('00:00', '23:59', '12:30:15'), { nil: undefined }),
   date: fc.constantFrom('2026-01-01', '2026-06-15', '2026-06-15', '2025-12-31'),
-  kind: fc.constantFrom('expense', 'income', 'plain', 'transfer', 'fx-transfer'),
+  kind: fc.constantFrom('expense', 'income', 'plain', 'transfer', 'fx-transfer', 'split'),
   rate,
 })
 
@@ -120,6 +120,15 @@ describe('list items and money text', () => {
           if (it.kind === 'income') fields.push('"categoryId":"cat_sys_salary"')
           if (it.kind === 'transfer') fields.push(`"isTransfer":true,"transferToAccountId":"${sameCurrency}"`)
           if (it.kind === 'fx-transfer') fields.push(`"isTransfer":true,"transferToAccountId":"${otherCurrency}","exchangeRate":${it.rate}`)
+          if (it.kind === 'split') {
+            // Two legs that sum exactly (CONTRACT §21), one with a category and the item's note, and a tag.
+            const half = amount / 2n
+            const note = it.note === undefined ? '' : `,"note":${JSON.stringify(it.note)}`
+            fields.push(
+              `"splits":[{"amount":${lexeme(half)},"categoryId":"cat_sys_groceries"${note}},{"amount":${lexeme(amount - half)}}]`,
+              '"tagNames":["bytes"]',
+            )
+          }
           const res = await server.request('POST', '/v1/transactions', { key: owner.key, body: `{${fields.join(',')}}` })
           if (res.status === 201) posted.set(res.json.data.id, lexeme(amount))
           // Far-out amounts may move a balance beyond its range: refused, and then nothing to compare.
@@ -138,7 +147,7 @@ describe('list items and money text', () => {
           const fromList = only(pageRes.text, true)
           const one = await server.request('GET', `/v1/transactions/${pageRes.json.data[0].id}`, { key: owner.key })
           expect(fromList).toBe(only(one.text, false))
-          expect(rawNumber(fromList, 'amount')).toBe(posted.get(pageRes.json.data[0].id) as string)
+          expect(rawNumbers(fromList, 'amount')[0]).toBe(posted.get(pageRes.json.data[0].id) as string)
           seen++
           if (!pageRes.json.hasMore) break
           cursor = pageRes.json.nextCursor

@@ -25,6 +25,7 @@ export const PROBLEM_CODES = [
   'idempotency_key_in_progress',
   'external_id_conflict',
   'payee_exists',
+  'tag_exists',
   'limit_reached',
   'confirmation_required',
   'cursor_expired',

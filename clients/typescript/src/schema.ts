@@ -49,7 +49,7 @@ export interface paths {
         };
         /**
          * Everything an automated agent should read before it changes anything
-         * @description Profile, accounts and categories (in list order), the most-used payees, the newest transactions and the server time, read from one consistent snapshot.
+         * @description Profile, accounts and categories (in list order), the most-used payees, the tags, the newest transactions (with their legs and tags) and the server time, read from one consistent snapshot.
          *
          *     Required scopes: `me:read`, `accounts:read`, `categories:read`, `payees:read`, `transactions:read`.
          */
@@ -149,7 +149,7 @@ export interface paths {
         };
         /**
          * List transactions, newest first
-         * @description `accountId` matches the source account and the destination of transfers; `from`/`to` are inclusive dates.
+         * @description `accountId` matches the source account and the destination of transfers; `categoryId` and `payeeId` match the transaction’s own or one of its legs’; `tagId` the transactions carrying that tag; `from`/`to` are inclusive dates. Filters combine; each page walks an index, so it costs the same at any size.
          *
          *     Required scope: `transactions:read`.
          */
@@ -157,7 +157,7 @@ export interface paths {
         put?: never;
         /**
          * Record a transaction (updates balances and payee totals)
-         * @description Positive amounts are expenses, negative amounts income. A transfer sets `isTransfer: true` and `transferToAccountId`; the destination receives `destinationAmount`, or `amount × exchangeRate`, or `amount` between accounts of one currency.
+         * @description Positive amounts are expenses, negative amounts income. A transfer sets `isTransfer: true` and `transferToAccountId`; the destination receives `destinationAmount`, or `amount × exchangeRate`, or `amount` between accounts of one currency. `splits` divides the transaction into 2–100 legs whose amounts sum exactly to `amount` (then it has no `categoryId` of its own); `tagIds` or `tagNames` label it.
          *
          *     Required scope: `transactions:write`.
          */
@@ -235,7 +235,9 @@ export interface paths {
         head?: never;
         /**
          * Change a transaction (balances follow)
-         * @description Required scope: `transactions:write`.
+         * @description Fields not sent keep their values. `splits`, `tagIds` and `tagNames` replace the legs or tags (`[]` clears them). The `amount` of a split transaction changes only together with `splits` that sum to it.
+         *
+         *     Required scope: `transactions:write`.
          */
         patch: operations["updateTransaction"];
         trace?: never;
@@ -390,6 +392,82 @@ export interface paths {
         patch: operations["updatePayee"];
         trace?: never;
     };
+    "/v1/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tags (oldest first)
+         * @description Required scope: `transactions:read`.
+         */
+        get: operations["listTags"];
+        put?: never;
+        /**
+         * Create a tag
+         * @description Names are unique after normalizing (case, accents and spaces ignored): a second "Lisbon 2026" is 409 `tag_exists`.
+         *
+         *     Required scope: `transactions:write`.
+         */
+        post: operations["createTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tags/upsert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or update a tag by externalId (sync)
+         * @description Required scope: `transactions:write`.
+         */
+        post: operations["upsertTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tags/{tagId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a tag
+         * @description Required scope: `transactions:read`.
+         */
+        get: operations["getTag"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive a tag
+         * @description Tags are archived, never removed: the transactions that have it keep it; archiving again returns the tag unchanged.
+         *
+         *     Required scope: `transactions:write`.
+         */
+        delete: operations["archiveTag"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a tag (rename, recolour, archive or restore)
+         * @description Required scope: `transactions:write`.
+         */
+        patch: operations["updateTag"];
+        trace?: never;
+    };
     "/v1/changes": {
         parameters: {
             query?: never;
@@ -464,7 +542,7 @@ export interface components {
             detail: string;
             status: number;
             /** @enum {string} */
-            code: "malformed_json" | "idempotency_key_missing" | "idempotency_key_invalid" | "unauthorized" | "insufficient_scope" | "pro_tier_required" | "origin_not_allowed" | "system_category_read_only" | "not_found" | "route_not_found" | "method_not_allowed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "external_id_conflict" | "payee_exists" | "limit_reached" | "confirmation_required" | "cursor_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "invalid_reference" | "rule_violation" | "rate_limit_exceeded" | "internal_error" | "storage_unavailable" | "insufficient_storage";
+            code: "malformed_json" | "idempotency_key_missing" | "idempotency_key_invalid" | "unauthorized" | "insufficient_scope" | "pro_tier_required" | "origin_not_allowed" | "system_category_read_only" | "not_found" | "route_not_found" | "method_not_allowed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "external_id_conflict" | "payee_exists" | "tag_exists" | "limit_reached" | "confirmation_required" | "cursor_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "invalid_reference" | "rule_violation" | "rate_limit_exceeded" | "internal_error" | "storage_unavailable" | "insufficient_storage";
             request_id: string;
         };
         /** Me */
@@ -574,6 +652,37 @@ export interface components {
             /** @description Unix epoch milliseconds */
             createdAt: number;
         };
+        /** Tag */
+        Tag: {
+            /**
+             * @description an id starting with tag_
+             * @example tag_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b
+             */
+            id: string;
+            externalId: string | null;
+            name: string;
+            color: string | null;
+            /** @description archived tags stay on the transactions that have them, but cannot be given to others */
+            isArchived: boolean;
+            /** @description the transactions that carry the tag */
+            transactionCount: number;
+            /** @description Unix epoch milliseconds */
+            createdAt: number;
+        };
+        /** Split */
+        Split: {
+            /**
+             * @description an id starting with spl_
+             * @example spl_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b
+             */
+            id: string;
+            /** @description exact decimal; the legs of a transaction sum exactly to its amount */
+            amount: number;
+            categoryId: string | null;
+            categoryType: ("expense" | "income") | null;
+            payeeId: string | null;
+            note: string | null;
+        };
         /** Transaction */
         Transaction: {
             /**
@@ -595,12 +704,16 @@ export interface components {
             transferToAccountId: string | null;
             destinationAmount: number | null;
             exchangeRate: number | null;
-            /** @description always false in v1 (splits are not offered) */
+            /** @description true exactly when `splits` is not empty */
             hasSplits: boolean;
             splitMode: string | null;
             categoryType: ("expense" | "income") | null;
             /** @description Unix epoch milliseconds */
             createdAt: number;
+            /** @description the legs, in the order given; [] when not split */
+            splits: components["schemas"]["Split"][];
+            /** @description the tags, in the order given; [] when none */
+            tagIds: string[];
         };
         /** AgentContext */
         AgentContext: {
@@ -608,6 +721,8 @@ export interface components {
             accounts: components["schemas"]["Account"][];
             categories: components["schemas"]["Category"][];
             payees: components["schemas"]["Payee"][];
+            /** @description every live tag (archived ones too with includeArchived), oldest first */
+            tags: components["schemas"]["Tag"][];
             recentTransactions: components["schemas"]["Transaction"][];
             /** @description Unix epoch milliseconds */
             serverTime: number;
@@ -721,6 +836,16 @@ export interface components {
         TransactionResponse: {
             data: components["schemas"]["Transaction"];
         };
+        /** SplitInput */
+        SplitInput: {
+            /** @description exact decimal, at most 8 decimal places, |value| ≤ 92233720368 */
+            amount: number;
+            categoryId?: string | null;
+            payeeId?: string | null;
+            /** @description 1–200 characters */
+            payeeName?: string;
+            note?: string | null;
+        };
         /** TransactionCreate */
         TransactionCreate: {
             accountId: string;
@@ -746,6 +871,12 @@ export interface components {
             destinationAmount?: number;
             /** @description a positive number */
             exchangeRate?: number;
+            /** @description The legs: 2–100, whose amounts sum exactly to `amount` (a leg may be 0 or of the opposite sign), or [] to unsplit. Replaces every leg; absent keeps them. A split transaction has no category of its own, and its amount changes only together with `splits` that sum to the new amount. */
+            splits?: components["schemas"]["SplitInput"][];
+            /** @description 0–20 of your tag ids; replaces the transaction’s tags ([] clears them); absent keeps them */
+            tagIds?: string[];
+            /** @description 0–20 tag names, each found by normalized name or created; instead of tagIds, not with it */
+            tagNames?: string[];
         };
         /** TransactionUpsertResponse */
         TransactionUpsertResponse: {
@@ -777,6 +908,12 @@ export interface components {
             destinationAmount?: number;
             /** @description a positive number */
             exchangeRate?: number;
+            /** @description The legs: 2–100, whose amounts sum exactly to `amount` (a leg may be 0 or of the opposite sign), or [] to unsplit. Replaces every leg; absent keeps them. A split transaction has no category of its own, and its amount changes only together with `splits` that sum to the new amount. */
+            splits?: components["schemas"]["SplitInput"][];
+            /** @description 0–20 of your tag ids; replaces the transaction’s tags ([] clears them); absent keeps them */
+            tagIds?: string[];
+            /** @description 0–20 tag names, each found by normalized name or created; instead of tagIds, not with it */
+            tagNames?: string[];
         };
         /** BatchItemError */
         BatchItemError: {
@@ -843,6 +980,12 @@ export interface components {
             destinationAmount?: number;
             /** @description a positive number */
             exchangeRate?: number;
+            /** @description The legs: 2–100, whose amounts sum exactly to `amount` (a leg may be 0 or of the opposite sign), or [] to unsplit. Replaces every leg; absent keeps them. A split transaction has no category of its own, and its amount changes only together with `splits` that sum to the new amount. */
+            splits?: components["schemas"]["SplitInput"][];
+            /** @description 0–20 of your tag ids; replaces the transaction’s tags ([] clears them); absent keeps them */
+            tagIds?: string[];
+            /** @description 0–20 tag names, each found by normalized name or created; instead of tagIds, not with it */
+            tagNames?: string[];
         };
         /** CategoryListResponse */
         CategoryListResponse: {
@@ -943,11 +1086,53 @@ export interface components {
             linkedPersonId?: string | null;
             isMerchant?: boolean;
         };
+        /** TagListResponse */
+        TagListResponse: {
+            data: components["schemas"]["Tag"][];
+            nextCursor: string | null;
+            hasMore: boolean;
+        };
+        /** TagResponse */
+        TagResponse: {
+            data: components["schemas"]["Tag"];
+        };
+        /** TagCreate */
+        TagCreate: {
+            /** @description 1–200 characters */
+            name: string;
+            /** @description an id of your own for sync (1–200 characters, not only spaces), unique per resource */
+            externalId?: string;
+            color?: string;
+        };
+        /** TagUpsertResponse */
+        TagUpsertResponse: {
+            operation: "created" | "updated";
+            data: components["schemas"]["Tag"];
+        };
+        /** TagUpsert */
+        TagUpsert: {
+            /** @description an id of your own for sync (1–200 characters, not only spaces), unique per resource */
+            externalId: string;
+            /** @description 1–200 characters */
+            name: string;
+            color?: string | null;
+            /** @description false restores an archived tag; true archives it */
+            isArchived?: boolean;
+        };
+        /** TagUpdate */
+        TagUpdate: {
+            externalId?: string | null;
+            /** @description 1–200 characters */
+            name?: string;
+            color?: string | null;
+            /** @description false restores an archived tag; true archives it */
+            isArchived?: boolean;
+        };
         /** Change */
         Change: {
             /** @description position in the owner’s feed; grows with every change */
             seq: number;
-            resource: "account" | "category" | "payee" | "transaction";
+            resource: "account" | "category" | "payee" | "transaction" | "tag";
             id: string;
             /** @description `delete` is a deleted transaction’s tombstone */
             op: "upsert" | "delete";
@@ -955,7 +1140,7 @@ export interface components {
             changedAt: number;
             externalId: string | null;
             /** @description the object as it is now (`upsert`), or null (`delete`) */
-            data: components["schemas"]["Account"] | components["schemas"]["Category"] | components["schemas"]["Payee"] | components["schemas"]["Transaction"] | null;
+            data: components["schemas"]["Account"] | components["schemas"]["Category"] | components["schemas"]["Payee"] | components["schemas"]["Transaction"] | components["schemas"]["Tag"] | null;
         };
         /** ChangesResponse */
         ChangesResponse: {
@@ -1157,7 +1342,7 @@ export interface operations {
     getAgentContext: {
         parameters: {
             query?: {
-                /** @description include archived accounts and categories */
+                /** @description include archived accounts, categories and tags */
                 includeArchived?: boolean;
                 /** @description most-used payees to include, 0–500 (default 50) */
                 payeeLimit?: number;
@@ -2447,8 +2632,12 @@ export interface operations {
                 cursor?: string;
                 /** @description source account, or destination of a transfer */
                 accountId?: string;
+                /** @description the transaction’s category, or the category of one of its legs */
                 categoryId?: string;
+                /** @description the transaction’s payee, or the payee of one of its legs */
                 payeeId?: string;
+                /** @description transactions carrying this tag */
+                tagId?: string;
                 /** @description a calendar date, YYYY-MM-DD */
                 from?: string;
                 /** @description a calendar date, YYYY-MM-DD */
@@ -5981,6 +6170,1146 @@ export interface operations {
             };
         };
     };
+    listTags: {
+        parameters: {
+            query?: {
+                /** @description page size, 1–200 (default 50) */
+                limit?: number;
+                /** @description the previous page’s nextCursor */
+                cursor?: string;
+                /** @description include archived tags */
+                includeArchived?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagListResponse"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createTag: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Lisbon 2026",
+                 *       "color": "#e07a5f"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TagCreate"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagResponse"];
+                };
+            };
+            /** @description `idempotency_key_missing`: Idempotency-Key header missing; `idempotency_key_invalid`: Idempotency-Key header invalid; `malformed_json`: Malformed JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_key_reused`: Idempotency-Key reused; `idempotency_key_in_progress`: Idempotency-Key in progress; `external_id_conflict`: externalId already in use; `tag_exists`: Tag already exists; `limit_reached`: Limit reached */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_storage`: Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    upsertTag: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "externalId": "trip-lisbon-2026",
+                 *       "name": "Lisbon 2026"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TagUpsert"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagUpsertResponse"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagUpsertResponse"];
+                };
+            };
+            /** @description `idempotency_key_missing`: Idempotency-Key header missing; `idempotency_key_invalid`: Idempotency-Key header invalid; `malformed_json`: Malformed JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_key_reused`: Idempotency-Key reused; `idempotency_key_in_progress`: Idempotency-Key in progress; `tag_exists`: Tag already exists; `limit_reached`: Limit reached */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_storage`: Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tagId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagResponse"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    archiveTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tagId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagResponse"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_storage`: Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateTag: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                tagId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Lisbon trip 2026"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TagUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagResponse"];
+                };
+            };
+            /** @description `idempotency_key_missing`: Idempotency-Key header missing; `idempotency_key_invalid`: Idempotency-Key header invalid; `malformed_json`: Malformed JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_key_reused`: Idempotency-Key reused; `idempotency_key_in_progress`: Idempotency-Key in progress; `external_id_conflict`: externalId already in use; `tag_exists`: Tag already exists */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_storage`: Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listChanges: {
         parameters: {
             query?: {
@@ -5988,7 +7317,7 @@ export interface operations {
                 cursor?: string;
                 /** @description page size, 1–500 (default 100) */
                 limit?: number;
-                /** @description comma list of accounts, categories, payees, transactions; default: every kind the key may read */
+                /** @description comma list of accounts, categories, payees, transactions, tags; default: every kind the key may read */
                 resources?: string;
             };
             header?: never;

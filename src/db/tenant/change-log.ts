@@ -56,13 +56,16 @@ export function lastSeq(tenant: Tenant): number {
   return Number(row?.seq ?? 0)
 }
 
+/** How many kinds of entity the feed records: asking for all of them walks the feed itself. */
+const EVERY_KIND = 5
+
 /**
  * Up to `limit` changes after `after`, in seq order, of the given kinds. One kind (or a few)
  * walks the (resource, seq) index of each and merges, so a filtered page costs the same
  * however many changes of other kinds there are.
  */
 export function changesAfter(tenant: Tenant, after: number, limit: number, kinds: readonly ChangeResource[]): ChangeRow[] {
-  if (kinds.length === 4) {
+  if (kinds.length === EVERY_KIND) {
     return tenant.sqlite
       .query<RawChange, [number, number]>(`SELECT ${COLUMNS} FROM change_log WHERE seq > ? ORDER BY seq LIMIT ?`)
       .all(after, limit)

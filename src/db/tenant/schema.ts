@@ -133,6 +133,9 @@ export const transactions = sqliteTable(
     /** Stored as sent (its JSON text), so it reads back unchanged. */
     exchangeRate: text('exchange_rate'),
     createdAt: int('created_at').notNull(),
+    /** Whether the transaction has legs (`transaction_splits`) and tags: a page reads those tables only when a row has some. */
+    hasSplits: flag('has_splits').notNull().default(sql`0`),
+    hasTags: flag('has_tags').notNull().default(sql`0`),
   },
   (t) => [
     uniqueIndex('transactions_external_id_idx').on(t.externalId),
@@ -142,6 +145,71 @@ export const transactions = sqliteTable(
     index('transactions_category_idx').on(t.categoryId, t.date, t.createdAt, t.id),
     index('transactions_payee_idx').on(t.payeeId, t.date, t.createdAt, t.id),
   ],
+)
+
+/**
+ * The legs of a split transaction (CONTRACT §21), in the order given. `date` and `createdAt`
+ * copy the transaction's (a trigger keeps `date` in step, migration 0007), so a filter by a
+ * leg's category or payee walks one index in list order, as the transactions' own do.
+ */
+export const transactionSplits = sqliteTable(
+  'transaction_splits',
+  {
+    id: text('id').primaryKey(),
+    transactionId: text('transaction_id')
+      .notNull()
+      .references(() => transactions.id, { onDelete: 'cascade' }),
+    position: int('position').notNull(),
+    amount: money('amount').notNull(),
+    categoryId: text('category_id').references(() => categories.id),
+    payeeId: text('payee_id').references(() => payees.id),
+    note: text('note'),
+    date: text('date').notNull(),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('transaction_splits_order_idx').on(t.transactionId, t.position),
+    index('transaction_splits_category_idx').on(t.categoryId, t.date, t.createdAt, t.transactionId).where(sql`category_id IS NOT NULL`),
+    index('transaction_splits_payee_idx').on(t.payeeId, t.date, t.createdAt, t.transactionId).where(sql`payee_id IS NOT NULL`),
+  ],
+)
+
+/** Labels on transactions (CONTRACT §22): unique by normalized name, archived rather than deleted. */
+export const tags = sqliteTable(
+  'tags',
+  {
+    id: text('id').primaryKey(),
+    externalId: text('external_id'),
+    name: text('name').notNull(),
+    normalizedName: text('normalized_name').notNull(),
+    color: text('color'),
+    isArchived: flag('is_archived').notNull(),
+    transactionCount: int('transaction_count').notNull(),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('tags_external_id_idx').on(t.externalId),
+    uniqueIndex('tags_normalized_name_idx').on(t.normalizedName),
+    index('tags_list_idx').on(t.isArchived, t.createdAt, t.id),
+    index('tags_created_idx').on(t.createdAt, t.id),
+  ],
+)
+
+/** Which tags a transaction carries, in the order given; `date` and `createdAt` as in `transaction_splits`, for the tag filter. */
+export const transactionTags = sqliteTable(
+  'transaction_tags',
+  {
+    transactionId: text('transaction_id')
+      .notNull()
+      .references(() => transactions.id, { onDelete: 'cascade' }),
+    tagId: text('tag_id')
+      .notNull()
+      .references(() => tags.id),
+    position: int('position').notNull(),
+    date: text('date').notNull(),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('transaction_tags_pk').on(t.transactionId, t.tagId), index('transaction_tags_tag_idx').on(t.tagId, t.date, t.createdAt, t.transactionId)],
 )
 
 /**
@@ -168,7 +236,7 @@ export const changeLog = sqliteTable(
   'change_log',
   {
     seq: integer('seq').primaryKey({ autoIncrement: true }),
-    resource: text('resource', { enum: ['account', 'category', 'payee', 'transaction'] }).notNull(),
+    resource: text('resource', { enum: ['account', 'category', 'payee', 'transaction', 'tag'] }).notNull(),
     entityId: text('entity_id').notNull(),
     op: text('op', { enum: ['upsert', 'delete'] }).notNull(),
     changedAt: int('changed_at').notNull(),

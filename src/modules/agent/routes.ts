@@ -6,14 +6,15 @@ import { BooleanQuery, EpochMs } from '../../platform/schemas.ts'
 import { Account } from '../accounts/model.ts'
 import { listAccountRows, toAccount } from '../accounts/queries.ts'
 import { Category } from '../categories/model.ts'
-import { categoryTypes } from '../categories/queries.ts'
 import { listAllCategoriesForContext } from '../categories/service.ts'
 import { encodeFeedCursor } from '../changes/cursor.ts'
 import { Me, toMe } from '../me/model.ts'
 import { Payee } from '../payees/model.ts'
 import { mostUsedPayees, toPayee } from '../payees/queries.ts'
+import { Tag } from '../tags/model.ts'
+import { allTags } from '../tags/service.ts'
+import { newestTransactions } from '../transactions/list.ts'
 import { Transaction } from '../transactions/model.ts'
-import { listTransactionValues, transactionOfValues } from '../transactions/queries.ts'
 
 const AgentContext = t.Object(
   {
@@ -21,6 +22,7 @@ const AgentContext = t.Object(
     accounts: t.Array(Account),
     categories: t.Array(Category),
     payees: t.Array(Payee),
+    tags: t.Array(Tag, { description: 'every live tag (archived ones too with includeArchived), oldest first' }),
     recentTransactions: t.Array(Transaction),
     serverTime: EpochMs,
   },
@@ -29,7 +31,7 @@ const AgentContext = t.Object(
 
 const AgentContextQuery = t.Object(
   {
-    includeArchived: t.Optional(BooleanQuery('include archived accounts and categories')),
+    includeArchived: t.Optional(BooleanQuery('include archived accounts, categories and tags')),
     payeeLimit: t.Optional(Type.Integer({ minimum: 0, maximum: 500, default: 50, description: 'most-used payees to include, 0–500 (default 50)' })),
     recentTransactionLimit: t.Optional(
       Type.Integer({ minimum: 0, maximum: 500, default: 50, description: 'newest transactions to include, 0–500 (default 50)' }),
@@ -45,7 +47,7 @@ export const agentRoutes = [
     operationId: 'getAgentContext',
     summary: 'Everything an automated agent should read before it changes anything',
     description:
-      'Profile, accounts and categories (in list order), the most-used payees, the newest transactions and the server time, read from one consistent snapshot.',
+      'Profile, accounts and categories (in list order), the most-used payees, the tags, the newest transactions (with their legs and tags) and the server time, read from one consistent snapshot.',
     tag: 'Profile',
     scopes: ['me:read', 'accounts:read', 'categories:read', 'payees:read', 'transactions:read'],
     query: AgentContextQuery,
@@ -60,21 +62,19 @@ export const agentRoutes = [
     },
     handle: ({ auth, tenant, query }) => {
       const includeArchived = query.includeArchived ?? false
-      const { data, changesCursor } = tenant.read(() => {
-        const types = categoryTypes(tenant)
-        return {
-          data: {
-            me: toMe(auth),
-            accounts: listAccountRows(tenant, { limit: -1, includeArchived }).map(toAccount),
-            categories: listAllCategoriesForContext(tenant, auth.subject.country, includeArchived),
-            payees: mostUsedPayees(tenant, query.payeeLimit ?? 50).map(toPayee),
-            recentTransactions: listTransactionValues(tenant, {}, { limit: query.recentTransactionLimit ?? 50 }).map((row) => transactionOfValues(row, types)),
-            serverTime: Date.now(),
-          },
-          // The feed position of this very snapshot: GET /v1/changes from here misses nothing.
-          changesCursor: encodeFeedCursor(auth.subject.id, feedState(tenant), lastSeq(tenant)),
-        }
-      })
+      const { data, changesCursor } = tenant.read(() => ({
+        data: {
+          me: toMe(auth),
+          accounts: listAccountRows(tenant, { limit: -1, includeArchived }).map(toAccount),
+          categories: listAllCategoriesForContext(tenant, auth.subject.country, includeArchived),
+          payees: mostUsedPayees(tenant, query.payeeLimit ?? 50).map(toPayee),
+          tags: allTags(tenant, includeArchived),
+          recentTransactions: newestTransactions(tenant, query.recentTransactionLimit ?? 50),
+          serverTime: Date.now(),
+        },
+        // The feed position of this very snapshot: GET /v1/changes from here misses nothing.
+        changesCursor: encodeFeedCursor(auth.subject.id, feedState(tenant), lastSeq(tenant)),
+      }))
       return { status: 200, body: { data }, headers: { 'x-changes-cursor': changesCursor } }
     },
   }),

@@ -7,6 +7,7 @@ import { findAccount, toAccount } from '../accounts/queries.ts'
 import { findCategory } from '../categories/queries.ts'
 import { categoryMapper } from '../categories/service.ts'
 import { findPayee, toPayee } from '../payees/queries.ts'
+import { findTag, toTag } from '../tags/queries.ts'
 import { findTransactionView, toTransaction } from '../transactions/queries.ts'
 import { decodeFeedCursor, encodeFeedCursor } from './cursor.ts'
 import { type ChangeOut, ChangesQuery, ChangesResponse, ENTITY_OF, FEED_RESOURCES, type FeedResource } from './model.ts'
@@ -16,6 +17,8 @@ const READ_SCOPE: Record<FeedResource, Scope> = {
   categories: 'categories:read',
   payees: 'payees:read',
   transactions: 'transactions:read',
+  // Tags are labels on transactions: whoever reads transactions reads them (CONTRACT §22).
+  tags: 'transactions:read',
 }
 
 /** The kinds a request reads: those it names (each must be readable), or every readable one. */
@@ -50,6 +53,9 @@ function withData(tenant: Tenant, rows: ChangeRow[]): ChangeOut[] {
       } else if (row.resource === 'payee') {
         const found = findPayee(tenant, row.entityId)
         data = found ? toPayee(found) : null
+      } else if (row.resource === 'tag') {
+        const found = findTag(tenant, row.entityId)
+        data = found ? toTag(found) : null
       } else {
         const found = findTransactionView(tenant, row.entityId)
         data = found ? toTransaction(found) : null

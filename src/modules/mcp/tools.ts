@@ -54,6 +54,8 @@ export interface ToolSpec {
 }
 
 const SIGN_CONVENTION = 'Amounts are exact decimals (up to 8 places): a positive amount is an expense (money out of the account), a negative amount is income.'
+const SPLITS_AND_TAGS =
+  'To split one transaction across categories (a receipt of groceries and household), send `splits`: 2 to 100 legs `{amount, categoryId?, payeeId?, payeeName?, note?}` whose amounts sum exactly to the transaction’s `amount` (a leg may be 0 or of the opposite sign, a refund inside a purchase); do not send `categoryId` with them. `splits: []` unsplits; leaving `splits` out keeps the legs, and then `amount` cannot change: send `amount` and `splits` together. A transfer cannot be split. Label with `tagIds` (your tags) or `tagNames` (found by name or created), up to 20, not both; a list replaces the tags, `[]` clears them.'
 const LIST_DEFAULTS = { defaults: { limit: 50 } }
 const LIST_NOTE = 'Returns at most `limit` items (default 50) and a `nextCursor`; pass it back as `cursor` for the next page while `hasMore` is true.'
 
@@ -194,7 +196,7 @@ function importTool(routes: readonly AnyRoute[]): ToolSpec {
   return {
     name: 'import_transactions',
     title: 'Import transactions (dry run, then confirm)',
-    description: `Upserts up to 500 transactions by your externalId, all or nothing. ${SIGN_CONVENTION} Without confirmToken this is a dry run: it reports what each item would do (created, updated, unchanged, skipped_deleted) or its errors, writes nothing, and returns a confirmToken when every item passes. Call again with the same items and that confirmToken to import.`,
+    description: `Upserts up to 500 transactions by your externalId, all or nothing. ${SIGN_CONVENTION} Each item may carry splits and tags as upsert_transaction says. Without confirmToken this is a dry run: it reports what each item would do (created, updated, unchanged, skipped_deleted) or its errors, writes nothing, and returns a confirmToken when every item passes. Call again with the same items and that confirmToken to import.`,
     routes: [route],
     input: t.Object(
       { items: properties.items as TSchema, ifDeleted: properties.ifDeleted as TSchema, confirmToken: ConfirmToken },
@@ -239,7 +241,7 @@ function updateTool(routes: readonly AnyRoute[]): ToolSpec {
   const tool = direct(routes, 'update_transaction', 'updateTransaction', 'Change a transaction', '')
   return {
     ...tool,
-    description: `Changes the fields you send of one transaction (by its id); balances and payee totals follow. ${SIGN_CONVENTION} Send null to clear a nullable field.`,
+    description: `Changes the fields you send of one transaction (by its id); balances and payee totals follow. ${SIGN_CONVENTION} Send null to clear a nullable field. ${SPLITS_AND_TAGS}`,
   }
 }
 
@@ -251,7 +253,7 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'get_context',
       'getAgentContext',
       'Read the owner’s context',
-      `Read this first. The profile, accounts, categories, the 20 most-used payees and the 20 newest transactions (raise payeeLimit / recentTransactionLimit for more) in one consistent snapshot, and changesCursor: pass it to get_changes later to see what changed since. ${SIGN_CONVENTION}`,
+      `Read this first. The profile, accounts, categories, the 20 most-used payees, the tags and the 20 newest transactions (raise payeeLimit / recentTransactionLimit for more) in one consistent snapshot, and changesCursor: pass it to get_changes later to see what changed since. ${SIGN_CONVENTION}`,
       // Smaller than REST's 50 and 50: an agent's context is precious, and it can ask for more.
       { defaults: { payeeLimit: 20, recentTransactionLimit: 20 } },
     ),
@@ -267,10 +269,18 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
     ),
     direct(
       routes,
+      'list_tags',
+      'listTags',
+      'List tags',
+      `Tags (labels on transactions, such as a trip), oldest first; archived ones with includeArchived. ${LIST_NOTE}`,
+      LIST_DEFAULTS,
+    ),
+    direct(
+      routes,
       'search_transactions',
       'listTransactions',
       'Search transactions',
-      `Transactions, newest first, filtered by account, category, payee, date range or externalId. ${SIGN_CONVENTION} ${LIST_NOTE}`,
+      `Transactions, newest first, filtered by account, category or payee (a split transaction's legs count), tag, date range or externalId. ${SIGN_CONVENTION} ${LIST_NOTE}`,
       LIST_DEFAULTS,
     ),
     direct(routes, 'get_transaction', 'getTransaction', 'Get a transaction', `One transaction by id. ${SIGN_CONVENTION}`),
@@ -299,10 +309,17 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
     direct(routes, 'upsert_payee', 'upsertPayee', 'Create or update a payee', 'Creates or updates a payee by your externalId; safe to repeat.'),
     direct(
       routes,
+      'upsert_tag',
+      'upsertTag',
+      'Create or update a tag',
+      'Creates or updates a tag by your externalId; safe to repeat. Names are unique ignoring case, accents and spaces. Transactions can also name tags directly with tagNames.',
+    ),
+    direct(
+      routes,
       'upsert_transaction',
       'upsertTransaction',
       'Create or update a transaction',
-      `Creates the transaction with your externalId, or updates the one that has it: calling again with the same input changes nothing. ${SIGN_CONVENTION} Use payeeName to find or create the payee by name.`,
+      `Creates the transaction with your externalId, or updates the one that has it: calling again with the same input changes nothing. ${SIGN_CONVENTION} Use payeeName to find or create the payee by name. ${SPLITS_AND_TAGS}`,
     ),
     updateTool(routes),
     importTool(routes),

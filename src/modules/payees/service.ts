@@ -128,13 +128,13 @@ export function upsertPayee(tenant: Tenant, country: string | null, body: PayeeU
 }
 
 /** The payee a transaction's `payeeName` means: same normalized name, else an alias, else a new payee. */
-export function resolvePayeeName(tenant: Tenant, name: string): PayeeRow {
+export function resolvePayeeName(tenant: Tenant, name: string, field = 'payeeName'): PayeeRow {
   const normalized = normalizeName(name)
-  // Named after the transaction's field: the payee's own `name` is not in the request.
-  if (!normalized) throw new ApiError('validation_failed', 'payeeName must contain letters or digits, not only marks or spaces')
+  // Named after the transaction's field (or a leg's): the payee's own `name` is not in the request.
+  if (!normalized) throw new ApiError('validation_failed', `${field} must contain letters or digits, not only marks or spaces`)
   const found = findPayeeByNormalizedName(tenant, normalized) ?? findPayeeByAlias(tenant, normalized)
   if (found) return found
-  assertRoomFor(tenant, 'payees', 'payeeName')
+  assertRoomFor(tenant, 'payees', field)
   return createPayee(tenant, null, { name })
 }
 

@@ -8,9 +8,9 @@ import { addIssues, compile, describeError, fieldProblem } from '../../platform/
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
 import { Effects } from './effects.ts'
 import { TransactionUpsert } from './model.ts'
-import { type TransactionRow, toTransaction } from './queries.ts'
+import { toTransaction } from './queries.ts'
 import { References } from './references.ts'
-import { createTransaction, updateTransaction, type WriteScope } from './service.ts'
+import { createTransaction, updateTransaction, type WriteScope, type Written } from './service.ts'
 
 /**
  * Batch import (CONTRACT §16). Every item is an ordinary transaction upsert, run by the same
@@ -45,16 +45,22 @@ function itemSchemaErrors(errors: Iterable<ValueError>, item: unknown): BatchIte
   return ISSUE_KINDS.flatMap((kind) => byKind[kind])
 }
 
-/** A service error's detail split into the item field it names (`amount must …`, `accountId: …`) and the rest. */
+/**
+ * A service error's detail split into the item field it names (`amount must …`, `accountId: …`,
+ * a leg's `splits[2].categoryId: …`, `tagIds[0]: …`) and the rest.
+ */
 function itemRuleError(error: ApiError): BatchItemErrorOut {
-  const match = /^([A-Za-z]\w*)(?::\s*|\s+)([\s\S]*)$/.exec(error.detail)
-  if (match && FIELDS.has(match[1] as string)) return { field: match[1] as string, code: error.code, detail: match[2] as string }
+  const match = /^([A-Za-z]\w*)((?:\[\d+\])(?:\.[A-Za-z]\w*)?)?(?::\s*|\s+)([\s\S]*)$/.exec(error.detail)
+  if (match && FIELDS.has(match[1] as string)) return { field: `${match[1]}${match[2] ?? ''}`, code: error.code, detail: match[3] as string }
   return { field: null, code: error.code, detail: error.detail }
 }
 
-/** Fields read as money, and fields naming records, each checked on its own in a dry run. */
+/** Fields read as money, and fields naming records, each checked on its own in a dry run (a leg's as well). */
 const MONEY_FIELDS = ['amount', 'destinationAmount'] as const
 const REFERENCE_FIELDS = ['accountId', 'transferToAccountId', 'categoryId', 'payeeId'] as const
+const LEG_REFERENCE_FIELDS = ['categoryId', 'payeeId'] as const
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /**
  * The errors of an item's fields that do not depend on one another, for a dry run to report
@@ -63,24 +69,32 @@ const REFERENCE_FIELDS = ['accountId', 'transferToAccountId', 'categoryId', 'pay
  * already reported. The details are those the item's own run would give.
  */
 function fieldErrors(refs: References, item: unknown, taken: ReadonlySet<string | null>): BatchItemErrorOut[] {
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) return []
-  const fields = item as Record<string, unknown>
+  if (!isRecord(item)) return []
   const errors: BatchItemErrorOut[] = []
-  for (const field of MONEY_FIELDS) {
-    if (taken.has(field) || typeof fields[field] !== 'number') continue
+  const money = (holder: Record<string, unknown>, key: string, field: string) => {
+    if (taken.has(field) || typeof holder[key] !== 'number') return
     try {
-      readMoney(fields, field)
+      readMoney(holder, key, field)
     } catch (error) {
       if (!(error instanceof ApiError)) throw error
       errors.push(itemRuleError(error))
     }
   }
-  for (const field of REFERENCE_FIELDS) {
-    const id = fields[field]
-    if (taken.has(field) || typeof id !== 'string') continue
-    const found = field === 'categoryId' ? refs.visibleCategory(id) : field === 'payeeId' ? refs.payee(id) : refs.account(id)
-    if (!found) errors.push(itemRuleError(invalidReference(field, id)))
+  const reference = (id: unknown, field: string, find: (id: string) => unknown) => {
+    if (!taken.has(field) && typeof id === 'string' && !find(id)) errors.push(itemRuleError(invalidReference(field, id)))
   }
+  const findIn = (field: string) => (id: string) =>
+    field.endsWith('categoryId') ? refs.visibleCategory(id) : field.endsWith('payeeId') ? refs.payee(id) : refs.account(id)
+  for (const field of MONEY_FIELDS) money(item, field, field)
+  for (const field of REFERENCE_FIELDS) reference(item[field], field, findIn(field))
+  const legs = Array.isArray(item.splits) ? item.splits : []
+  for (const [index, leg] of legs.entries()) {
+    if (!isRecord(leg)) continue
+    money(leg, 'amount', `splits[${index}].amount`)
+    for (const key of LEG_REFERENCE_FIELDS) reference(leg[key], `splits[${index}].${key}`, findIn(key))
+  }
+  const tagIds = Array.isArray(item.tagIds) ? item.tagIds : []
+  for (const [index, id] of tagIds.entries()) reference(id, `tagIds[${index}]`, (tagId) => refs.tag(tagId))
   return errors
 }
 
@@ -90,40 +104,60 @@ function itemDetail(index: number, error: BatchItemErrorOut): string {
 }
 
 /**
- * The pipeline's body check: the envelope, and each item unless it is a dry run (which reports
- * them). Every problem is named at once, the envelope's first, then item by item, so the detail
- * starts with the first failing item's path (CONTRACT §16).
+ * The pipeline's body check: the envelope. A sound envelope's items are checked in body order
+ * as they are applied (a dry run reports them one by one), so that of several failing items the
+ * first is named, whatever is wrong with it (CONTRACT §16). With a wrong envelope nothing is
+ * applied: every problem is named at once, the envelope's first, then item by item.
  */
 export function checkBatchBody(value: unknown): void {
   const issues = new Issues()
   addIssues(issues, TransactionBatchEnvelope, value, (error) => describeError(error, 'body', value), 'The request body is invalid')
   issues.close()
-  const { items, dryRun } = typeof value === 'object' && value !== null ? (value as { items?: unknown; dryRun?: unknown }) : {}
-  if (Array.isArray(items) && dryRun !== true) {
-    for (const [index, item] of items.entries()) {
-      addIssues(issues, TransactionUpsert, item, (error) => itemDetail(index, itemSchemaError(error, item)), `items[${index}]: is invalid`)
-      issues.close()
-    }
-  }
-  if (issues.count > 0) throw new ApiError('validation_failed', issues.detail())
+  if (issues.count === 0) return
+  const { items, dryRun } = isRecord(value) ? value : {}
+  if (Array.isArray(items) && dryRun !== true) addShapeProblems(issues, items, 0)
+  throw new ApiError('validation_failed', issues.detail())
 }
 
-function assertDistinctExternalIds(items: readonly Item[]): void {
+/** The shape problems of `items` from `first` on, item by item: a detail so made starts with the first failing item's path. */
+function addShapeProblems(issues: Issues, items: readonly unknown[], first: number): void {
+  for (let index = first; index < items.length; index++) {
+    const item = items[index]
+    addIssues(issues, TransactionUpsert, item, (error) => itemDetail(index, itemSchemaError(error, item)), `items[${index}]: is invalid`)
+    issues.close()
+  }
+}
+
+function shapeProblems(items: readonly unknown[], first: number): ApiError {
+  const issues = new Issues()
+  addShapeProblems(issues, items, first)
+  return new ApiError('validation_failed', issues.detail())
+}
+
+const externalIdOfItem = (item: unknown): string | undefined => {
+  const value = isRecord(item) ? item.externalId : undefined
+  return typeof value === 'string' ? value.trim() : undefined
+}
+
+/** The same externalId twice: the later item is named, with the earlier one. */
+function repeatedExternalId(index: number, externalId: string, first: number): ApiError {
+  return ruleViolation(`items[${index}].externalId: ${JSON.stringify(externalId)} is also items[${first}]; each externalId may appear once in a batch`)
+}
+
+function assertDistinctExternalIds(items: readonly unknown[]): void {
   const seen = new Map<string, number>()
   for (const [index, item] of items.entries()) {
-    if (typeof item !== 'object' || item === null || typeof item.externalId !== 'string') continue
-    const externalId = item.externalId.trim()
+    const externalId = externalIdOfItem(item)
+    if (externalId === undefined) continue
     const first = seen.get(externalId)
-    if (first !== undefined) {
-      throw ruleViolation(`items[${index}].externalId: ${JSON.stringify(externalId)} is also items[${first}]; each externalId may appear once in a batch`)
-    }
+    if (first !== undefined) throw repeatedExternalId(index, externalId, first)
     seen.set(externalId, index)
   }
 }
 
 interface Applied {
   operation: BatchOperation
-  row?: TransactionRow
+  written?: Written
 }
 
 /**
@@ -136,12 +170,12 @@ function applyItem(tenant: Tenant, country: string | null, item: Item, skipDelet
   const existing = batch.refs.transactionByExternalId(externalId)
   if (!existing) {
     if (skipDeleted && hasTransactionTombstone(tenant, externalId)) return { operation: 'skipped_deleted' }
-    return { operation: 'created', row: createTransaction(tenant, country, item, batch) }
+    return { operation: 'created', written: createTransaction(tenant, country, item, batch) }
   }
   const before = lastSeq(tenant)
-  const row = updateTransaction(tenant, country, existing.id, item, batch, existing)
-  // Every real change of a stored row advances the change feed (its triggers), and nothing else does.
-  return { operation: lastSeq(tenant) === before ? 'unchanged' : 'updated', row }
+  const written = updateTransaction(tenant, country, existing.id, item, batch, existing)
+  // Every real change of a stored row (its legs and tags included) advances the change feed (its triggers), and nothing else does.
+  return { operation: lastSeq(tenant) === before ? 'unchanged' : 'updated', written }
 }
 
 function summarize(results: BatchItemOut[]) {
@@ -155,14 +189,11 @@ function summarize(results: BatchItemOut[]) {
   }
 }
 
-const externalIdOf = (item: unknown): string | null => {
-  const value = (item as { externalId?: unknown } | null)?.externalId
-  return typeof value === 'string' ? value.trim() : null
-}
+const externalIdOf = (item: unknown): string | null => externalIdOfItem(item) ?? null
 
 /** Runs inside the request's write transaction (the pipeline holds it for every POST). */
 export function importTransactions(tenant: Tenant, country: string | null, batch: TransactionBatchInput) {
-  assertDistinctExternalIds(batch.items)
+  if (batch.dryRun) assertDistinctExternalIds(batch.items)
   tenant.widenCacheForImport()
   const skipDeleted = batch.ifDeleted === 'skip'
   const results = batch.dryRun ? dryRun(tenant, country, batch.items, skipDeleted) : applyAll(tenant, country, batch.items, skipDeleted)
@@ -174,16 +205,29 @@ export function importTransactions(tenant: Tenant, country: string | null, batch
  * instead of one per item). Only the sum of the items decides whether a balance leaves the
  * money range; when it does, the error names the item a dry run of the same body names.
  */
-function applyAll(tenant: Tenant, country: string | null, items: readonly Item[], skipDeleted: boolean): BatchItemOut[] {
+function applyAll(tenant: Tenant, country: string | null, items: readonly unknown[], skipDeleted: boolean): BatchItemOut[] {
+  const check = compile(TransactionUpsert)
   return tenant.write(() => {
     const effects = new Effects()
     const refs = new References(tenant, country)
+    const seen = new Map<string, number>()
+    /** A failing item's error, unless the items before it (all the effects hold) already took a total out of range. */
+    const failAt = (error: ApiError): never => {
+      const failure = effects.rangeFailure(tenant)
+      if (failure) throw new ApiError(failure.error.code, itemDetail(failure.item, itemRuleError(failure.error)), failure.error.headers)
+      throw error
+    }
     const applied = items.map((item, index) => {
       effects.item = index
+      if (!check.Check(item)) return failAt(shapeProblems(items, index))
+      const externalId = item.externalId.trim()
+      const first = seen.get(externalId)
+      if (first !== undefined) return failAt(repeatedExternalId(index, externalId, first))
+      seen.set(externalId, index)
       try {
         return applyItem(tenant, country, item, skipDeleted, { refs, effects })
       } catch (error) {
-        if (error instanceof ApiError) throw new ApiError(error.code, itemDetail(index, itemRuleError(error)), error.headers)
+        if (error instanceof ApiError) return failAt(new ApiError(error.code, itemDetail(index, itemRuleError(error)), error.headers))
         throw error
       }
     })
@@ -195,13 +239,15 @@ function applyAll(tenant: Tenant, country: string | null, items: readonly Item[]
       if (error instanceof ApiError) throw new ApiError(error.code, `items: ${error.detail}`, error.headers)
       throw error
     }
-    // The rows are in hand: each item's object needs only its category's type, read once per category.
+    // The rows are in hand: each item's object needs only its categories' types, read once per category.
     const typeOf = (categoryId: string | null) => (categoryId === null ? null : (refs.category(categoryId)?.type ?? null))
-    return applied.map(({ operation, row }, index) => ({
+    const toItemData = ({ row, legs, tagIds }: Written) =>
+      toTransaction({ txn: row, categoryType: typeOf(row.categoryId), splits: legs.map((leg) => ({ ...leg, categoryType: typeOf(leg.categoryId) })), tagIds })
+    return applied.map(({ operation, written }, index) => ({
       index,
       externalId: externalIdOf(items[index]),
       operation,
-      data: row ? toTransaction({ txn: row, categoryType: typeOf(row.categoryId) }) : null,
+      data: written ? toItemData(written) : null,
       errors: [],
     }))
   })

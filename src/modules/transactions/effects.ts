@@ -3,7 +3,33 @@ import { ApiError, invalidReference } from '../../platform/errors.ts'
 import { addUnits, MAX_UNITS, type Units } from '../../platform/money.ts'
 import { findAccount, setAccountBalance } from '../accounts/queries.ts'
 import { adjustPayeeStats, findPayee } from '../payees/queries.ts'
+import { moveTagCount } from '../tags/queries.ts'
 import type { TransactionRow } from './queries.ts'
+import type { SplitRow } from './split-queries.ts'
+
+/** What a transaction holds beside its row that totals depend on: its legs and its tags. */
+export interface Parts {
+  legs: readonly Pick<SplitRow, 'amount' | 'payeeId'>[]
+  tagIds: readonly string[]
+}
+
+export const NO_PARTS: Parts = { legs: [], tagIds: [] }
+
+/**
+ * What each payee gets from one transaction (CONTRACT §21): every leg counts toward its own
+ * payee, else the transaction's; `spent` sums the positive amounts (of a transfer, none), and the
+ * transaction counts once for each payee it names, its own included.
+ */
+function spentByPayee(row: TransactionRow, legs: Parts['legs']): Map<string, Units> {
+  const spent = new Map<string, Units>()
+  const positive = (amount: Units) => (!row.isTransfer && amount > 0n ? amount : 0n)
+  if (row.payeeId) spent.set(row.payeeId, legs.length === 0 ? positive(row.amount) : 0n)
+  for (const leg of legs) {
+    const payeeId = leg.payeeId ?? row.payeeId
+    if (payeeId) spent.set(payeeId, (spent.get(payeeId) ?? 0n) + positive(leg.amount))
+  }
+  return spent
+}
 
 /** One move of a balance or a payee's total, and the batch item (0 outside a batch) that made it. */
 interface Move {
@@ -13,25 +39,26 @@ interface Move {
   delta: Units
 }
 
-/** What transactions do to balances and payee totals, summed before anything is written. */
+/** What transactions do to balances, payee totals and tag counts, summed before anything is written. */
 export class Effects {
   readonly balances = new Map<string, Units>()
   readonly payees = new Map<string, { count: number; spent: Units }>()
+  readonly tags = new Map<string, number>()
   /** Every move in order, for finding which batch item took a total out of range. */
   private readonly moves: Move[] = []
   /** The batch item whose effects are being added. */
   item = 0
 
-  /** Adds (sign 1) or removes (sign -1) a stored transaction's effect. */
-  add(row: TransactionRow, sign: 1n | -1n): this {
+  /** Adds (sign 1) or removes (sign -1) the effect of a stored transaction with its legs and tags. */
+  add(row: TransactionRow, sign: 1n | -1n, parts: Parts = NO_PARTS): this {
     this.move(row.accountId, -row.amount * sign)
     if (row.isTransfer && row.transferToAccountId && row.destinationAmount !== null) this.move(row.transferToAccountId, row.destinationAmount * sign)
-    if (row.payeeId) {
-      const spent = !row.isTransfer && row.amount > 0n ? row.amount : 0n
-      const total = this.payees.get(row.payeeId) ?? { count: 0, spent: 0n }
-      this.payees.set(row.payeeId, { count: total.count + Number(sign), spent: total.spent + spent * sign })
-      if (spent !== 0n) this.moves.push({ item: this.item, kind: 'payee', id: row.payeeId, delta: spent * sign })
+    for (const [payeeId, spent] of spentByPayee(row, parts.legs)) {
+      const total = this.payees.get(payeeId) ?? { count: 0, spent: 0n }
+      this.payees.set(payeeId, { count: total.count + Number(sign), spent: total.spent + spent * sign })
+      if (spent !== 0n) this.moves.push({ item: this.item, kind: 'payee', id: payeeId, delta: spent * sign })
     }
+    for (const tagId of parts.tagIds) this.tags.set(tagId, (this.tags.get(tagId) ?? 0) + Number(sign))
     return this
   }
 
@@ -81,13 +108,14 @@ export class Effects {
   }
 
   /**
-   * Writes the net effect: a change that leaves an account or payee where it was writes
+   * Writes the net effect: a change that leaves an account, payee or tag where it was writes
    * nothing to it (so the change feed does not report it), and no intermediate balance can
    * leave the money range on its way to a valid one.
    */
   apply(tenant: Tenant): void {
     for (const [accountId, delta] of this.balances) moveBalance(tenant, accountId, delta)
     for (const [payeeId, { count, spent }] of this.payees) if (count !== 0 || spent !== 0n) adjustPayeeStats(tenant, payeeId, count, spent)
+    for (const [tagId, delta] of this.tags) if (delta !== 0) moveTagCount(tenant, tagId, delta)
   }
 
   private move(accountId: string, delta: Units): void {

@@ -17,6 +17,21 @@ import {
   UpsertOf,
 } from '../../platform/schemas.ts'
 
+const CategoryType = Nullable(t.Union([t.Literal('expense'), t.Literal('income')]))
+
+/** One leg of a split transaction (CONTRACT §21). */
+export const Split = t.Object(
+  {
+    id: Id('spl', 'spl_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b'),
+    amount: t.Number({ description: 'exact decimal; the legs of a transaction sum exactly to its amount' }),
+    categoryId: Nullable(t.String()),
+    categoryType: CategoryType,
+    payeeId: Nullable(t.String({ description: 'null: the leg counts toward the transaction’s payee' })),
+    note: Nullable(t.String()),
+  },
+  { title: 'Split', additionalProperties: false },
+)
+
 export const Transaction = t.Object(
   {
     id: Id('txn', 'txn_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b'),
@@ -32,16 +47,47 @@ export const Transaction = t.Object(
     transferToAccountId: Nullable(t.String()),
     destinationAmount: Nullable(t.Number({ description: 'on transfers, the amount credited to the destination; null otherwise' })),
     exchangeRate: Nullable(t.Number({ description: 'as sent; null when absent' })),
-    hasSplits: t.Boolean({ description: 'always false in v1 (splits are not offered)' }),
-    splitMode: Nullable(t.String({ description: 'always null in v1' })),
-    categoryType: Nullable(t.Union([t.Literal('expense'), t.Literal('income')])),
+    hasSplits: t.Boolean({ description: 'true exactly when `splits` is not empty' }),
+    splitMode: Nullable(t.String({ description: '"category" when split (the only mode for now), else null' })),
+    categoryType: CategoryType,
     createdAt: EpochMs,
+    splits: t.Array(Split, { description: 'the legs, in the order given; [] when not split' }),
+    tagIds: t.Array(t.String(), { description: 'the tags, in the order given; [] when none' }),
   },
   { title: 'Transaction', additionalProperties: false },
 )
 
 const Rate = t.Number({ exclusiveMinimum: 0, description: 'a positive number' })
 const PositiveMoney = t.Number({ exclusiveMinimum: 0, description: 'exact decimal, > 0, at most 8 decimal places' })
+
+export const SplitInput = t.Object(
+  {
+    amount: Money,
+    categoryId: t.Optional(Nullable(t.String({ description: 'absent: the default category of the leg’s payee, else of the transaction’s payee' }))),
+    payeeId: t.Optional(Nullable(t.String())),
+    payeeName: t.Optional(Name),
+    note: t.Optional(Nullable(LongText)),
+  },
+  { title: 'SplitInput', additionalProperties: false },
+)
+
+export const MAX_SPLITS = 100
+export const MAX_TAGS_PER_TRANSACTION = 20
+
+const Splits = t.Array(SplitInput, {
+  maxItems: MAX_SPLITS,
+  description:
+    'The legs: 2–100, whose amounts sum exactly to `amount` (a leg may be 0 or of the opposite sign), or [] to unsplit. Replaces every leg; absent keeps them. ' +
+    'A split transaction has no category of its own, and its amount changes only together with `splits` that sum to the new amount.',
+})
+const TagIds = t.Array(t.String(), {
+  maxItems: MAX_TAGS_PER_TRANSACTION,
+  description: '0–20 of your tag ids; replaces the transaction’s tags ([] clears them); absent keeps them',
+})
+const TagNames = t.Array(Name, {
+  maxItems: MAX_TAGS_PER_TRANSACTION,
+  description: '0–20 tag names, each found by normalized name or created; instead of tagIds, not with it',
+})
 
 const optionalFields = {
   categoryId: t.Optional(Nullable(t.String())),
@@ -53,6 +99,9 @@ const optionalFields = {
   transferToAccountId: t.Optional(Nullable(t.String())),
   destinationAmount: t.Optional(PositiveMoney),
   exchangeRate: t.Optional(Rate),
+  splits: t.Optional(Splits),
+  tagIds: t.Optional(TagIds),
+  tagNames: t.Optional(TagNames),
 }
 
 export const TransactionCreate = t.Object(
@@ -81,8 +130,9 @@ export const TransactionListQuery = t.Object(
     limit: t.Optional(Limit),
     cursor: t.Optional(Cursor),
     accountId: t.Optional(t.String({ minLength: 1, description: 'source account, or destination of a transfer' })),
-    categoryId: t.Optional(t.String({ minLength: 1 })),
-    payeeId: t.Optional(t.String({ minLength: 1 })),
+    categoryId: t.Optional(t.String({ minLength: 1, description: 'the transaction’s category, or the category of one of its legs' })),
+    payeeId: t.Optional(t.String({ minLength: 1, description: 'the transaction’s payee, or the payee of one of its legs' })),
+    tagId: t.Optional(t.String({ minLength: 1, description: 'transactions carrying this tag' })),
     from: t.Optional(CalendarDate),
     to: t.Optional(CalendarDate),
     externalId: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
@@ -96,5 +146,7 @@ export const TransactionListResponse = ListOf(Transaction, 'TransactionListRespo
 export const TransactionUpsertResponse = UpsertOf(Transaction, 'TransactionUpsertResponse')
 
 export type TransactionOut = typeof Transaction.static
+export type SplitOut = typeof Split.static
+export type SplitInputValue = typeof SplitInput.static
 export type TransactionUpdateInput = typeof TransactionUpdate.static
 export type TransactionListInput = typeof TransactionListQuery.static

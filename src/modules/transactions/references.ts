@@ -3,12 +3,14 @@ import { type AccountRow, findAccount } from '../accounts/queries.ts'
 import { type CategoryRow, findCategory, isVisibleTo } from '../categories/queries.ts'
 import { findPayee, type PayeeRow } from '../payees/queries.ts'
 import { resolvePayeeName } from '../payees/service.ts'
+import { findTag, type TagRow } from '../tags/queries.ts'
+import { resolveTagName } from '../tags/service.ts'
 import { findTransactionByExternalId, type TransactionRow } from './queries.ts'
 
 /**
  * The rows a transaction write reads to check and resolve its references, each read once per
  * write: a batch of 500 items naming one account, twenty payees and five categories reads 26
- * rows instead of 1,500. Only valid inside the one database transaction that made it (nothing
+ * rows instead of 1,500 (and its tags and legs' payees alike). Only valid inside the one database transaction that made it (nothing
  * else writes to the file meanwhile); after a rollback to a savepoint (a dry run's failed item,
  * which may have created a payee) call `forget()`.
  */
@@ -18,6 +20,8 @@ export class References {
   private readonly payees = new Map<string, PayeeRow | undefined>()
   private readonly payeesByName = new Map<string, PayeeRow>()
   private readonly transactions = new Map<string, TransactionRow | undefined>()
+  private readonly tags = new Map<string, TagRow | undefined>()
+  private readonly tagsByName = new Map<string, TagRow>()
 
   constructor(
     readonly tenant: Tenant,
@@ -44,12 +48,27 @@ export class References {
     return remembered(this.payees, id, () => findPayee(this.tenant, id))
   }
 
-  /** The payee a `payeeName` means, created on first use (see `resolvePayeeName`). */
-  payeeNamed(name: string): PayeeRow {
+  /** The payee a `payeeName` means, created on first use (see `resolvePayeeName`); `field` is named in its errors. */
+  payeeNamed(name: string, field = 'payeeName'): PayeeRow {
     let row = this.payeesByName.get(name)
     if (!row) {
-      row = resolvePayeeName(this.tenant, name)
+      row = resolvePayeeName(this.tenant, name, field)
       this.payeesByName.set(name, row)
+    }
+    return row
+  }
+
+  tag(id: string): TagRow | undefined {
+    return remembered(this.tags, id, () => findTag(this.tenant, id))
+  }
+
+  /** The tag a name in `tagNames` means, created on first use (see `resolveTagName`). */
+  tagNamed(name: string, field: string): TagRow {
+    let row = this.tagsByName.get(name)
+    if (!row) {
+      row = resolveTagName(this.tenant, name, field)
+      this.tagsByName.set(name, row)
+      this.tags.set(row.id, row)
     }
     return row
   }
@@ -65,7 +84,7 @@ export class References {
   }
 
   forget(): void {
-    for (const map of [this.accounts, this.categories, this.payees, this.payeesByName, this.transactions]) map.clear()
+    for (const map of [this.accounts, this.categories, this.payees, this.payeesByName, this.transactions, this.tags, this.tagsByName]) map.clear()
   }
 }
 

@@ -12,7 +12,8 @@ import {
 import { checkBatchBody, importTransactions } from './batch.ts'
 import { MAX_BATCH_BODY_BYTES, TransactionBatch, TransactionBatchResponse } from './batch-model.ts'
 import { toTransaction } from './queries.ts'
-import { createTransaction, deleteTransaction, getTransactionView, listTransactionPage, updateTransaction, upsertTransaction, viewOf } from './service.ts'
+import { listTransactionPage } from './list.ts'
+import { createTransaction, deleteTransaction, getTransactionView, updateTransaction, upsertTransaction, viewOf } from './service.ts'
 
 const tag = 'Transactions'
 const WRITE_ERRORS = ['invalid_reference', 'rule_violation', 'limit_reached'] as const
@@ -24,7 +25,8 @@ export const transactionRoutes = [
     path: '/v1/transactions',
     operationId: 'listTransactions',
     summary: 'List transactions, newest first',
-    description: '`accountId` matches the source account and the destination of transfers; `from`/`to` are inclusive dates.',
+    description:
+      '`accountId` matches the source account and the destination of transfers; `categoryId` and `payeeId` match the transaction’s own or one of its legs’; `tagId` the transactions carrying that tag; `from`/`to` are inclusive dates. Filters combine; each page walks an index, so it costs the same at any size.',
     tag,
     scopes: ['transactions:read'],
     query: TransactionListQuery,
@@ -39,7 +41,8 @@ export const transactionRoutes = [
     operationId: 'createTransaction',
     summary: 'Record a transaction (updates balances and payee totals)',
     description:
-      'Positive amounts are expenses, negative amounts income. A transfer sets `isTransfer: true` and `transferToAccountId`; the destination receives `destinationAmount`, or `amount × exchangeRate`, or `amount` between accounts of one currency.',
+      'Positive amounts are expenses, negative amounts income. A transfer sets `isTransfer: true` and `transferToAccountId`; the destination receives `destinationAmount`, or `amount × exchangeRate`, or `amount` between accounts of one currency. ' +
+      '`splits` divides the transaction into 2–100 legs whose amounts sum exactly to `amount` (then it has no `categoryId` of its own); `tagIds` or `tagNames` label it.',
     tag,
     scopes: ['transactions:write'],
     body: TransactionCreate,
@@ -48,7 +51,7 @@ export const transactionRoutes = [
     errors: [...WRITE_ERRORS, 'external_id_conflict'],
     requestExample: example,
     handle: ({ tenant, auth, body }) => {
-      const row = createTransaction(tenant, auth.subject.country, body)
+      const { row } = createTransaction(tenant, auth.subject.country, body)
       return { status: 201, body: { data: toTransaction(viewOf(tenant, row)) }, location: `/v1/transactions/${row.id}` }
     },
   }),
@@ -65,8 +68,8 @@ export const transactionRoutes = [
     errors: [...WRITE_ERRORS],
     requestExample: { externalId: 'bank-tx-9812', ...example },
     handle: ({ tenant, auth, body }) => {
-      const { created, row } = upsertTransaction(tenant, auth.subject.country, body)
-      return upsertReply(created, toTransaction(viewOf(tenant, row)), `/v1/transactions/${row.id}`)
+      const { created, written } = upsertTransaction(tenant, auth.subject.country, body)
+      return upsertReply(created, toTransaction(viewOf(tenant, written.row)), `/v1/transactions/${written.row.id}`)
     },
   }),
   defineRoute({
@@ -113,6 +116,8 @@ export const transactionRoutes = [
     path: '/v1/transactions/:transactionId',
     operationId: 'updateTransaction',
     summary: 'Change a transaction (balances follow)',
+    description:
+      'Fields not sent keep their values. `splits`, `tagIds` and `tagNames` replace the legs or tags (`[]` clears them). The `amount` of a split transaction changes only together with `splits` that sum to it.',
     tag,
     scopes: ['transactions:write'],
     params: TransactionParams,
@@ -122,7 +127,7 @@ export const transactionRoutes = [
     errors: ['not_found', ...WRITE_ERRORS, 'external_id_conflict'],
     requestExample: { amount: 13.4, note: 'groceries and bread' },
     handle: ({ tenant, auth, params, body }) => {
-      const row = updateTransaction(tenant, auth.subject.country, params.transactionId, body)
+      const { row } = updateTransaction(tenant, auth.subject.country, params.transactionId, body)
       return { status: 200, body: { data: toTransaction(viewOf(tenant, row)) } }
     },
   }),

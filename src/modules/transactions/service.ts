@@ -3,33 +3,33 @@ import { newId } from '../../db/ids.ts'
 import type { Tenant } from '../../db/tenant/tenant.ts'
 import { transactions } from '../../db/tenant/schema.ts'
 import { externalIdConflict, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
-import { MAX_UNITS, multiplyByRate, readMoney } from '../../platform/money.ts'
+import { readMoney } from '../../platform/money.ts'
 import { numberSource } from '../../platform/number-sources.ts'
-import { type CursorKey, decodeCursor, page } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
-import { categoryTypes } from '../categories/queries.ts'
 import { Effects } from './effects.ts'
-import type { TransactionListInput, TransactionUpdateInput } from './model.ts'
+import type { TransactionUpdateInput } from './model.ts'
 import {
+  type Draft,
   findTransaction,
   findTransactionView,
   insertTransaction,
-  type ListFilter,
-  listTransactionValues,
   replaceTransaction,
   type TransactionRow,
-  type TransactionValues,
   type TransactionView,
-  transactionOfValues,
-  VALUES_AT,
 } from './queries.ts'
 import { References } from './references.ts'
+import { deleteSplits, insertSplits, type SplitRow, splitsOf } from './split-queries.ts'
+import { assertSplitFits, type Leg, resolveLegs, sameLegs } from './splits.ts'
+import { deleteTagLinks, insertTagLinks, tagIdsOf } from './tag-queries.ts'
+import { resolveTags, sameTags } from './tagging.ts'
+import { resolveTransfer } from './transfers.ts'
 
 /**
  * Transactions move money (CONTRACT §4): every create, change and delete applies its effect
  * on account balances and payee aggregates in the same database transaction, so balances
  * and totals never drift. An expense (amount > 0) lowers the source balance, income raises
- * it; a transfer also credits the destination with `destinationAmount`.
+ * it; a transfer also credits the destination with `destinationAmount`. A transaction's legs
+ * (CONTRACT §21) and tags (CONTRACT §22) are written with it and move payee totals and tag counts.
  */
 
 export function getTransactionView(tenant: Tenant, id: string): TransactionView {
@@ -38,13 +38,31 @@ export function getTransactionView(tenant: Tenant, id: string): TransactionView 
   return view
 }
 
-type Draft = Omit<TransactionRow, 'id' | 'createdAt'>
+/** A stored transaction's legs and tag ids, in order. */
+interface StoredParts {
+  legs: readonly SplitRow[]
+  tagIds: readonly string[]
+}
+
+const NOTHING_STORED: StoredParts = { legs: [], tagIds: [] }
+
+/** A transaction as a write left it: its row, its legs and its tags. */
+export interface Written extends StoredParts {
+  row: TransactionRow
+}
+
+/** The body applied: the new row, and the new legs and tags (null where the body keeps the stored ones). */
+interface Resolved {
+  draft: Draft
+  legs: Leg[] | null
+  tagIds: string[] | null
+}
 
 /**
- * Applies a request body to a draft (the stored row for PATCH, blanks for create) and checks
- * every rule against the result: references, transfer rules, payee resolution.
+ * Applies a request body to a draft (the stored row and parts for PATCH, blanks for create) and
+ * checks every rule against the result: references, payee resolution, splits, transfer rules, tags.
  */
-function resolveDraft(refs: References, body: TransactionUpdateInput, current: Draft, selfId?: string): Draft {
+function resolveDraft(refs: References, body: TransactionUpdateInput, current: Draft, stored: StoredParts, selfId?: string): Resolved {
   const next: Draft = { ...current }
   if (body.externalId !== undefined) {
     const externalId = trimmed(body.externalId)
@@ -77,57 +95,28 @@ function resolveDraft(refs: References, body: TransactionUpdateInput, current: D
     if (body.payeeId !== null && !namedPayee) throw invalidReference('payeeId', body.payeeId)
   }
   if (namedPayee !== undefined) next.payeeId = namedPayee?.id ?? null
+
+  // Legs: a given list replaces the stored one; while split, the legs hold the categories.
+  const legs = body.splits === undefined ? null : resolveLegs(refs, body.splits, next.payeeId)
+  const split = (legs ?? stored.legs).length > 0
   if (body.categoryId !== undefined) {
     if (body.categoryId !== null && !refs.visibleCategory(body.categoryId)) throw invalidReference('categoryId', body.categoryId)
+    if (body.categoryId !== null && split) {
+      throw ruleViolation('categoryId: a split transaction has no category of its own (its legs have them); send splits: [] to unsplit it')
+    }
     next.categoryId = body.categoryId
+  } else if (split) {
+    next.categoryId = null
   } else if (namedPayee && next.categoryId === null) {
     next.categoryId = namedPayee.categoryId
   }
 
   resolveTransfer(refs, body, current, next)
-  return next
-}
-
-function resolveTransfer(refs: References, body: TransactionUpdateInput, current: Draft, next: Draft): void {
-  if (!next.isTransfer) {
-    if (next.transferToAccountId !== null) throw ruleViolation('transferToAccountId needs isTransfer: true')
-    if (body.destinationAmount !== undefined) throw ruleViolation('destinationAmount applies to transfers only (isTransfer: true)')
-    next.destinationAmount = null
-    return
-  }
-  if (next.transferToAccountId === null) throw ruleViolation('A transfer needs transferToAccountId')
-  const destination = refs.account(next.transferToAccountId)
-  if (!destination) throw invalidReference('transferToAccountId', next.transferToAccountId)
-  if (next.transferToAccountId === next.accountId) throw ruleViolation('A transfer must go to another account')
-  if (next.amount <= 0n) throw ruleViolation('A transfer amount must be greater than 0')
-
-  if (body.destinationAmount !== undefined) {
-    next.destinationAmount = readMoney(body, 'destinationAmount')
-    return
-  }
-  deriveDestinationAmount(refs, current, next, destination.currency)
-}
-
-/** amount × exchangeRate, or amount between accounts of one currency, when the transfer moved. */
-function deriveDestinationAmount(refs: References, current: Draft, next: Draft, destinationCurrency: string): void {
-  const moved =
-    !current.isTransfer ||
-    next.amount !== current.amount ||
-    next.accountId !== current.accountId ||
-    next.transferToAccountId !== current.transferToAccountId ||
-    next.exchangeRate !== current.exchangeRate
-  if (!moved && current.destinationAmount !== null) return
-  const source = refs.account(next.accountId)
-  if (next.exchangeRate !== null) {
-    const credited = multiplyByRate(next.amount, next.exchangeRate)
-    if (credited > MAX_UNITS) throw ruleViolation('amount × exchangeRate would exceed the supported range of ±92233720368')
-    if (credited === 0n) throw ruleViolation('amount × exchangeRate rounds to 0; send destinationAmount instead')
-    next.destinationAmount = credited
-  } else if (source?.currency === destinationCurrency) {
-    next.destinationAmount = next.amount
-  } else {
-    throw ruleViolation(`A transfer from ${source?.currency} to ${destinationCurrency} needs destinationAmount or exchangeRate`)
-  }
+  assertSplitFits(legs ?? stored.legs, next, legs === null && next.amount !== current.amount)
+  const tagIds = resolveTags(refs, body, stored.tagIds)
+  next.hasSplits = split
+  next.hasTags = (tagIds ?? stored.tagIds).length > 0
+  return { draft: next, legs, tagIds }
 }
 
 const BLANK: Draft = {
@@ -143,6 +132,8 @@ const BLANK: Draft = {
   transferToAccountId: null,
   destinationAmount: null,
   exchangeRate: null,
+  hasSplits: false,
+  hasTags: false,
 }
 
 /**
@@ -156,21 +147,42 @@ export interface WriteScope {
   effects?: Effects
 }
 
-/** Records a transaction and applies its effect, or adds the effect to the scope's. */
-export function createTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput, scope?: WriteScope): TransactionRow {
+/** The stored legs and tags of `row`, read only when it has some. */
+function storedParts(tenant: Tenant, row: TransactionRow): StoredParts {
+  return {
+    legs: row.hasSplits ? (splitsOf(tenant, [row.id]).get(row.id) ?? []) : [],
+    tagIds: row.hasTags ? (tagIdsOf(tenant, [row.id]).get(row.id) ?? []) : [],
+  }
+}
+
+/** Stores `legs` as the transaction's, with new ids, in order, carrying its sort key. */
+function writeLegs(tenant: Tenant, row: TransactionRow, legs: readonly Leg[]): SplitRow[] {
+  const rows = legs.map((leg, position) => ({ ...leg, id: newId('spl'), transactionId: row.id, position, date: row.date, createdAt: row.createdAt }))
+  insertSplits(tenant, rows)
+  return rows
+}
+
+/** Records a transaction with its legs and tags, and applies its effect, or adds the effect to the scope's. */
+export function createTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput, scope?: WriteScope): Written {
   return tenant.write(() => {
     const refs = scope?.refs ?? new References(tenant, country)
-    const draft = resolveDraft(refs, body, BLANK)
-    const row: TransactionRow = { ...draft, id: newId('txn'), createdAt: Date.now() }
+    const resolved = resolveDraft(refs, body, BLANK, NOTHING_STORED)
+    const row: TransactionRow = { ...resolved.draft, id: newId('txn'), createdAt: Date.now() }
     insertTransaction(tenant, row)
+    const legs = writeLegs(tenant, row, resolved.legs ?? [])
+    const tagIds = resolved.tagIds ?? []
+    insertTagLinks(tenant, row, tagIds)
     refs.stored(row)
-    const effects = (scope?.effects ?? new Effects()).add(row, 1n)
+    const effects = (scope?.effects ?? new Effects()).add(row, 1n, { legs, tagIds })
     if (!scope?.effects) effects.apply(tenant)
-    return row
+    return { row, legs, tagIds }
   })
 }
 
-/** Changes a transaction (`current`, when the caller has already read it) and moves its effect. */
+/**
+ * Changes a transaction (`current`, when the caller has already read it) and moves its effect.
+ * Legs and tags sent as they are stored are kept as they are (same leg ids, nothing written).
+ */
 export function updateTransaction(
   tenant: Tenant,
   country: string | null,
@@ -178,26 +190,39 @@ export function updateTransaction(
   body: TransactionUpdateInput,
   scope?: WriteScope,
   known?: TransactionRow,
-): TransactionRow {
+): Written {
   return tenant.write(() => {
     const current = known ?? findTransaction(tenant, id)
     if (!current) throw notFound('Transaction', id)
     const refs = scope?.refs ?? new References(tenant, country)
+    const stored = storedParts(tenant, current)
     const { id: _id, createdAt, ...draft } = current
-    const next: TransactionRow = { ...resolveDraft(refs, body, draft, id), id, createdAt }
+    const resolved = resolveDraft(refs, body, draft, stored, id)
+    const next: TransactionRow = { ...resolved.draft, id, createdAt }
     replaceTransaction(tenant, next)
+    let legs = stored.legs
+    if (resolved.legs !== null && !sameLegs(resolved.legs, stored.legs)) {
+      deleteSplits(tenant, id)
+      legs = writeLegs(tenant, next, resolved.legs)
+    }
+    let tagIds = stored.tagIds
+    if (resolved.tagIds !== null && !sameTags(resolved.tagIds, stored.tagIds)) {
+      deleteTagLinks(tenant, id)
+      insertTagLinks(tenant, next, resolved.tagIds)
+      tagIds = resolved.tagIds
+    }
     refs.stored(next, current)
-    const effects = (scope?.effects ?? new Effects()).add(current, -1n).add(next, 1n)
+    const effects = (scope?.effects ?? new Effects()).add(current, -1n, stored).add(next, 1n, { legs, tagIds })
     if (!scope?.effects) effects.apply(tenant)
-    return next
+    return { row: next, legs, tagIds }
   })
 }
 
-/** Permanent; the transaction's effect on balances and payee totals is reversed. */
+/** Permanent; the transaction's effect on balances, payee totals and tag counts is reversed, its legs and tags go with it. */
 export function deleteTransaction(tenant: Tenant, id: string): TransactionView {
   return tenant.write(() => {
     const view = getTransactionView(tenant, id)
-    new Effects().add(view.txn, -1n).apply(tenant)
+    new Effects().add(view.txn, -1n, { legs: view.splits, tagIds: view.tagIds }).apply(tenant)
     tenant.db.delete(transactions).where(eq(transactions.id, id)).run()
     return view
   })
@@ -208,50 +233,11 @@ export function upsertTransaction(tenant: Tenant, country: string | null, body: 
     // The lookup here is the one the body's externalId check then reuses.
     const refs = new References(tenant, country)
     const existing = refs.transactionByExternalId(body.externalId.trim())
-    if (!existing) return { created: true, row: createTransaction(tenant, country, body, { refs }) }
-    return { created: false, row: updateTransaction(tenant, country, existing.id, body, { refs }, existing) }
+    if (!existing) return { created: true, written: createTransaction(tenant, country, body, { refs }) }
+    return { created: false, written: updateTransaction(tenant, country, existing.id, body, { refs }, existing) }
   })
 }
 
 export function viewOf(tenant: Tenant, row: TransactionRow): TransactionView {
   return getTransactionView(tenant, row.id)
-}
-
-const { id: ID, date: DATE, createdAt: CREATED_AT } = VALUES_AT
-const sortKey = (row: TransactionValues): CursorKey => [row[DATE], Number(row[CREATED_AT]), row[ID]]
-const newerFirst = (a: TransactionValues, b: TransactionValues) =>
-  a[DATE] !== b[DATE] ? (a[DATE] < b[DATE] ? 1 : -1) : a[CREATED_AT] !== b[CREATED_AT] ? (a[CREATED_AT] < b[CREATED_AT] ? 1 : -1) : a[ID] < b[ID] ? 1 : -1
-
-/** Newest first (date, then createdAt, then id), filtered, one keyset page. */
-export function listTransactionPage(tenant: Tenant, query: TransactionListInput) {
-  const limit = query.limit ?? 50
-  const after = decodeCursor(query.cursor, 'sns')
-  const filter: ListFilter = {
-    categoryId: query.categoryId !== undefined,
-    payeeId: query.payeeId !== undefined,
-    from: query.from !== undefined,
-    to: query.to !== undefined,
-    externalId: query.externalId !== undefined,
-    cursor: after !== undefined,
-  }
-  const values: Record<string, string | number> = { limit: limit + 1 }
-  for (const name of ['categoryId', 'payeeId', 'from', 'to', 'externalId', 'accountId'] as const) {
-    const value = query[name]
-    if (value !== undefined) values[name] = value
-  }
-  if (after) Object.assign(values, { date: after[0], createdAt: after[1], id: after[2] })
-  // One snapshot for the category types and the rows (and both scans of an account filter).
-  return tenant.read(() => {
-    const types = categoryTypes(tenant)
-    let rows: TransactionValues[]
-    if (query.accountId === undefined) {
-      rows = listTransactionValues(tenant, filter, values)
-    } else {
-      // Source or destination: two index-ordered scans merged, instead of one OR that must sort.
-      const sourceRows = listTransactionValues(tenant, { ...filter, accountColumn: 'source' }, values)
-      const destinationRows = listTransactionValues(tenant, { ...filter, accountColumn: 'destination' }, values)
-      rows = [...sourceRows, ...destinationRows].sort(newerFirst).slice(0, limit + 1)
-    }
-    return page(rows, limit, sortKey, (row) => transactionOfValues(row, types))
-  })
 }
