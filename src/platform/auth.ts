@@ -198,7 +198,7 @@ export class Authenticator {
     const usable = found && found.key.revokedAt === null && (found.key.expiresAt === null || found.key.expiresAt > this.now())
     // A key id that does not exist, or no longer works, is checked against the decoy: the same work.
     const hash = usable ? found.key.secretHash : await this.decoyHash()
-    const ok = await this.checks.run(() => argon2().then((module) => module.verify(hash, secret))).catch(() => false)
+    const ok = await this.argonCheck(hash, secret)
     if (!ok || !usable) return this.fail(address, keyId)
     this.failures.delete(`${address}\n${keyId}`)
     const context = authContext(found)
@@ -216,7 +216,8 @@ export class Authenticator {
     const address = client()
     if (this.locked(address, keyId)) return null
     return this.decoyHash()
-      .then((hash) => this.checks.run(() => argon2().then((module) => module.verify(hash, 'not the secret'))))
+      .then((hash) => this.argonCheck(hash, 'not the secret'))
+      // A decoy that cannot be made refuses all the same.
       .catch(() => false)
       .then(() => this.fail(address, keyId))
   }
@@ -232,6 +233,11 @@ export class Authenticator {
     const lockMs = count > FREE_FAILURES ? Math.min(1000 * 2 ** (count - FREE_FAILURES - 1), MAX_LOCK_MS) : 0
     this.failures.set(slot, { count, lockedUntil: this.now() + lockMs })
     return null
+  }
+
+  /** One argon2 check of `secret` against `hash`, in its turn (`checks`); false when it fails or cannot run. */
+  private argonCheck(hash: string, secret: string): Promise<boolean> {
+    return this.checks.run(() => argon2().then((module) => module.verify(hash, secret))).catch(() => false)
   }
 
   private decoyHash(): Promise<string> {
