@@ -215,9 +215,9 @@ export class Authenticator {
   private refuse(keyId: string, client: ClientAddress): null | Promise<null> {
     const address = client()
     if (this.locked(address, keyId)) return null
+    // A decoy that cannot be made refuses all the same.
     return this.decoyHash()
       .then((hash) => this.argonCheck(hash, 'not the secret'))
-      // A decoy that cannot be made refuses all the same.
       .catch(() => false)
       .then(() => this.fail(address, keyId))
   }
