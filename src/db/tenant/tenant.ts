@@ -38,6 +38,8 @@ export class Tenant {
   lastUsed = Date.now()
   resting = false
   private cacheWidened = false
+  private quotaPages?: number
+  private pagesInUse?: Statement<{ n: number | bigint }, []>
 
   constructor(
     readonly ownerId: string,
@@ -146,10 +148,17 @@ export class Tenant {
     return Math.max(0, size.max - size.used) * size.pageSize
   }
 
-  /** The owner's data fills its quota (CONTRACT §19): writes that add data are refused, deletions still run. */
+  /**
+   * The owner's data fills its quota (CONTRACT §19): writes that add data are refused, deletions
+   * still run. Asked before every write, so it is one prepared query (pages in use), against the
+   * quota in pages worked out once per open file.
+   */
   overQuota(): boolean {
-    const size = pageCounts(this.sqlite)
-    return size.used * size.pageSize >= this.limits.quotaBytes
+    this.quotaPages ??= Math.ceil(this.limits.quotaBytes / pageCounts(this.sqlite).pageSize)
+    this.pagesInUse ??= this.sqlite.prepare<{ n: number | bigint }, []>(
+      'SELECT (SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count()) AS n',
+    )
+    return Number(this.pagesInUse.get()?.n ?? 0) >= this.quotaPages
   }
 
   /** See `giveBackFreePages` in sqlite.ts. */
@@ -171,6 +180,7 @@ export class Tenant {
     this.memo.clear()
     this.derived.clear()
     this.dataVersion = undefined
+    this.pagesInUse = undefined
     this.sqlite.close(true)
   }
 
