@@ -6,7 +6,7 @@ import { join } from 'node:path'
 /** Shared pieces for benchmarks: pfin and baseline processes, the CLI, and a load generator. */
 
 export const ROOT = join(import.meta.dir, '..', '..')
-const MAIN = join(ROOT, 'src', 'main.ts')
+export const MAIN = join(ROOT, 'src', 'main.ts')
 
 /** Limits high enough that no benchmark is ever throttled. */
 export const UNLIMITED = {
@@ -316,6 +316,16 @@ export interface PairedRound {
   ours: LoadResult
   /** ours.rps / base.rps */
   ratio: number
+}
+
+/**
+ * The median round's CPU ratio: the baseline's server CPU per request ÷ pfin's. On a shared,
+ * loaded machine requests/s swing with what else runs; CPU time per request does not, so this is
+ * the figure to compare across runs (undefined where /proc is not there).
+ */
+export function cpuRatio(rounds: readonly PairedRound[]): number | undefined {
+  const ratios = rounds.flatMap((r) => (r.base.serverCpuUs && r.ours.serverCpuUs ? [r.base.serverCpuUs.total / r.ours.serverCpuUs.total] : []))
+  return ratios.length ? median(ratios) : undefined
 }
 
 /**
