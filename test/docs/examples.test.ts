@@ -430,7 +430,9 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
 describe.skipIf(missing.length > 0)('docs/agents.md', () => {
   test('the bridge lists the read tools for the agent’s read-only key', () => {
     const lines = outOf('docs/agents.md', 'bun run --silent admin mcp').trim().split('\n')
-    expect(lines[0]).toBe('get_context list_accounts list_categories find_payees list_tags search_transactions get_transaction get_changes')
+    expect(lines[0]).toBe(
+      'get_context list_accounts list_categories find_payees list_tags list_rules test_rule search_transactions get_transaction get_changes',
+    )
     expect(lines[1]).toMatch(/^pfk_key_\w+_\S+$/)
   })
 })

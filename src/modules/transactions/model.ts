@@ -120,7 +120,14 @@ const ApplyRules = t.Optional(
   }),
 )
 
-const upsertFields = { externalId: ExternalId, accountId: t.String(), amount: Money, date: CalendarDate, ...optionalFields, originalDescription: OriginalDescription }
+const upsertFields = {
+  externalId: ExternalId,
+  accountId: t.String(),
+  amount: Money,
+  date: CalendarDate,
+  ...optionalFields,
+  originalDescription: OriginalDescription,
+}
 
 export const TransactionCreate = t.Object(
   {
