@@ -26,7 +26,7 @@ describe('the resource', () => {
     expect(rule).toMatchObject({ name: 'Big coffee', externalId: 'r-1', priority: 100, isActive: true, match: 'all', stopProcessing: false })
     expect(rule.conditions).toEqual([
       { field: 'originalDescription', op: 'contains', value: 'Starbucks', valueTo: null },
-      { field: 'amount', op: 'between', value: 0.00000001, valueTo: 12345678901.23456789 },
+      { field: 'amount', op: 'between', value: 0.00000001, valueTo: 12345678901.234568 },
     ])
     // Money in a rule reads back as exactly the decimal sent.
     expect(res.text).toContain('"value":0.00000001')
