@@ -12,9 +12,11 @@ export type ConditionField = (typeof CONDITION_FIELDS)[number]
 export type ConditionOp = (typeof CONDITION_OPS)[number]
 export type ActionField = (typeof ACTION_FIELDS)[number]
 
-export const MAX_CONDITIONS = 20
+export const MAX_CONDITIONS = 10
 export const MAX_ACTIONS = 10
 export const MAX_ONE_OF = 50
+/** A `matches` pattern with `?` runs as an automaton of one machine word: at most 31 characters besides `*`. */
+export const MAX_WILDCARD_GLOB = 31
 export const MAX_PRIORITY = 1_000_000
 export const DEFAULT_PRIORITY = 100
 

@@ -17,6 +17,7 @@ import {
   type ConditionInputValue,
   type ConditionOp,
   DEFAULT_PRIORITY,
+  MAX_WILDCARD_GLOB,
   type RuleCreateInput,
   type RuleUpdateInput,
 } from './model.ts'
@@ -82,6 +83,10 @@ function storedCondition(tenant: Tenant, condition: ConditionInputValue, at: str
     })
   } else {
     stored = items.map((item, index) => conditionText(item, itemAt(index)))
+    const pattern = stored[0] as string
+    if (op === 'matches' && pattern.includes('?') && [...pattern.replaceAll('*', '')].length > MAX_WILDCARD_GLOB) {
+      throw shape(`${at}.value: a pattern with ? may hold at most ${MAX_WILDCARD_GLOB} characters besides *`)
+    }
   }
   if (op !== 'between') return { field, op, value: list ? stored : (stored[0] as string), valueTo: null }
   if (valueTo === null) throw shape(`${at}.valueTo: is required for between`)
