@@ -35,7 +35,14 @@ async function month() {
   })
   const t = {
     empty: await txn(key, { accountId: account, amount: 4.5, date: '2026-03-02', originalDescription: 'POS STARBUCKS 1' }),
-    userSet: await txn(key, { accountId: account, amount: 5, date: '2026-03-03', originalDescription: 'Starbucks 2', categoryId: groceries, note: 'with a friend' }),
+    userSet: await txn(key, {
+      accountId: account,
+      amount: 5,
+      date: '2026-03-03',
+      originalDescription: 'Starbucks 2',
+      categoryId: groceries,
+      note: 'with a friend',
+    }),
     split: await txn(key, {
       accountId: account,
       amount: 10,
@@ -46,7 +53,15 @@ async function month() {
         { amount: 4, categoryId: coffee },
       ],
     }),
-    already: await txn(key, { accountId: account, amount: 3, date: '2026-03-05', originalDescription: 'starbucks 3', categoryId: coffee, note: 'coffee', tagIds: [tag.id] }),
+    already: await txn(key, {
+      accountId: account,
+      amount: 3,
+      date: '2026-03-05',
+      originalDescription: 'starbucks 3',
+      categoryId: coffee,
+      note: 'coffee',
+      tagIds: [tag.id],
+    }),
     other: await txn(key, { accountId: account, amount: 50, date: '2026-03-06', originalDescription: 'PINGO DOCE' }),
     outside: await txn(key, { accountId: account, amount: 4, date: '2026-04-01', originalDescription: 'STARBUCKS 4' }),
   }
@@ -117,7 +132,11 @@ describe('rules test and rules apply', () => {
     const again = await server.request('POST', `/v1/rules/${rule.id}/apply`, { key, body: MARCH, idempotencyKey: 'apply-once' })
     expectReplayOf(again, first)
     expect(await changesSince(key, cursor)).toEqual([])
-    expectProblem(await server.request('POST', `/v1/rules/${rule.id}/apply`, { key, body: { ...MARCH, overwrite: true }, idempotencyKey: 'apply-once' }), 409, 'idempotency_key_reused')
+    expectProblem(
+      await server.request('POST', `/v1/rules/${rule.id}/apply`, { key, body: { ...MARCH, overwrite: true }, idempotencyKey: 'apply-once' }),
+      409,
+      'idempotency_key_reused',
+    )
   })
 
   test('test takes a rule not yet saved (as POST /v1/rules takes it), or a saved inactive one; limit bounds the list, not the counts', async () => {
