@@ -7,17 +7,14 @@ import { Transaction } from '../transactions/model.ts'
 /** Running one rule over stored transactions (CONTRACT §23): `rules test` shows, `rules apply` writes. */
 
 /** The most transactions one run reads: a range holding more is refused, so a run stays one bounded transaction. */
-export const MAX_RUN_TRANSACTIONS = 10_000
+export const MAX_RUN_TRANSACTIONS = 5_000
 
 const range = {
   from: CalendarDate,
   to: CalendarDate,
   accountId: t.Optional(t.String({ minLength: 1, description: 'only the transactions of this account (as their `accountId`)' })),
   overwrite: t.Optional(
-    t.Boolean({
-      default: false,
-      description: 'false: fill only the fields a transaction leaves empty; true: replace them (tags are only ever added)',
-    }),
+    t.Boolean({ description: 'default false: fill only the fields a transaction leaves empty; true: replace them (tags are only ever added)' }),
   ),
 }
 
@@ -29,7 +26,7 @@ export const RuleTest = t.Object(
     rule: t.Optional(DraftRule),
     ruleId: t.Optional(t.String({ minLength: 1, description: 'a saved rule (active or not); send this or `rule`' })),
     ...range,
-    limit: t.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'how many changed transactions to show, 1–200 (default 50)' })),
+    limit: t.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'stop after this many changed transactions, 1–200 (default 50)' })),
   },
   { title: 'RuleTest', additionalProperties: false },
 )
@@ -38,7 +35,7 @@ export const RuleApply = t.Object(range, { title: 'RuleApply', additionalPropert
 
 const Summary = t.Object(
   {
-    scanned: Type.Integer({ minimum: 0, description: 'transactions in the range' }),
+    scanned: Type.Integer({ minimum: 0, description: 'transactions read (a test: until it stopped)' }),
     matched: Type.Integer({ minimum: 0, description: 'of those, the ones whose conditions held' }),
     changed: Type.Integer({ minimum: 0, description: 'of those, the ones the rule changes (the others already hold what it sets, or keep what they hold)' }),
   },
@@ -52,9 +49,10 @@ export const RuleTestResponse = t.Object(
         { before: Transaction, after: Transaction },
         { title: 'RuleTestChange', additionalProperties: false, description: 'one transaction as it is, and as `apply` would leave it' },
       ),
-      { description: 'the first `limit` transactions the rule would change, newest first' },
+      { description: 'the transactions the rule would change, newest first, up to `limit`' },
     ),
     summary: Summary,
+    hasMore: t.Boolean({ description: 'the test stopped at `limit` changes before the end of the range: there may be more' }),
   },
   { title: 'RuleTestResponse', additionalProperties: false },
 )

@@ -113,10 +113,11 @@ const OriginalDescription = t.Optional(
     }),
   ),
 )
+// No `default` keyword in a request body: generated clients would make the field required.
 const ApplyRules = t.Optional(
   t.Boolean({
-    default: false,
-    description: 'run your active rules on this write: they fill in the fields the request leaves out and report the rules that matched in `rulesApplied`',
+    description:
+      'default false; true runs your active rules on this write: they fill in the fields the request leaves out and report the rules that matched in `rulesApplied`',
   }),
 )
 
