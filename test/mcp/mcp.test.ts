@@ -203,7 +203,7 @@ describe('tools/list', () => {
     expect(Object.keys(byName.delete_transaction.properties).sort()).toEqual(['confirmToken', 'transactionId'])
     expect(byName.delete_transaction.required).toEqual(['transactionId'])
     expect(Object.keys(byName.archive_account.properties).sort()).toEqual(['accountId', 'confirmToken'])
-    expect(Object.keys(byName.import_transactions.properties).sort()).toEqual(['confirmToken', 'ifDeleted', 'items'])
+    expect(Object.keys(byName.import_transactions.properties).sort()).toEqual(['applyRules', 'confirmToken', 'ifDeleted', 'items'])
     expect(byName.import_transactions.required).toEqual(['items'])
     expect(byName.update_transaction.required).toEqual(['transactionId'])
     expect(byName.search_transactions.properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 })

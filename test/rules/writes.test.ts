@@ -23,25 +23,25 @@ const create = async (key: string, body: Json) => {
 }
 
 describe('applyRules is off unless asked for', () => {
-  test('without applyRules (or with false) nothing runs and the answer is v1’s, byte for byte but for the ids', async () => {
+  test('without applyRules (or with false) nothing runs: the answer is v1’s with rulesApplied: null beside data', async () => {
     const { key, account, coffee } = await ledger(server)
     await newRule(server, key, when('originalDescription', 'contains', 'starbucks', 'categoryId', coffee))
     const body = { accountId: account, amount: 4.5, date: '2026-03-01', originalDescription: 'STARBUCKS 123' }
     const plain = await create(key, body)
     const off = await create(key, { ...body, applyRules: false })
     for (const res of [plain, off]) {
-      // Regression: a write that did not ask for rules carries no rulesApplied, and its category stays empty.
-      expect(Object.keys(res.json)).toEqual(['data'])
+      // Regression: a write that did not ask for rules runs none: its category stays empty, and rulesApplied is null, not [].
+      expect(Object.keys(res.json)).toEqual(['data', 'rulesApplied'])
+      expect(res.json.rulesApplied).toBeNull()
       expect(res.json.data.categoryId).toBeNull()
     }
     const strip = (text: string) => text.replace(/"(id|createdAt)":("[^"]*"|\d+)/g, '')
     expect(strip(off.text)).toBe(strip(plain.text))
     const upsert = await server.request('POST', '/v1/transactions/upsert', { key, body: { ...body, externalId: 'u-1' } })
-    expect(Object.keys(upsert.json)).toEqual(['operation', 'data'])
-    expect(upsert.json.data.categoryId).toBeNull()
+    expect(upsert.json).toMatchObject({ operation: 'created', rulesApplied: null, data: { categoryId: null } })
     const batch = await server.request('POST', '/v1/transactions/batch', { key, body: { items: [{ ...body, externalId: 'b-1' }] } })
-    expect(Object.keys(batch.json.data[0])).toEqual(['index', 'externalId', 'operation', 'data', 'errors'])
-    expect(batch.json.data[0].data.categoryId).toBeNull()
+    expect(Object.keys(batch.json.data[0])).toEqual(['index', 'externalId', 'operation', 'data', 'errors', 'rulesApplied'])
+    expect(batch.json.data[0]).toMatchObject({ rulesApplied: null, data: { categoryId: null } })
   })
 
   test('an inactive rule never runs', async () => {

@@ -28,7 +28,9 @@ describe('transaction fields', () => {
       },
     })
     expect(res.status).toBe(201)
-    expect(Object.keys(res.json)).toEqual(['data'])
+    // rulesApplied is null: the write did not ask for rules (CONTRACT §23).
+    expect(res.json.rulesApplied).toBeNull()
+    expect(Object.keys(res.json)).toEqual(['data', 'rulesApplied'])
     const txn = res.json.data
     expect(Object.keys(txn).sort()).toEqual([...TXN_FIELDS].sort())
     expect(txn.id).toMatch(/^txn_/)

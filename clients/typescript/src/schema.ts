@@ -201,7 +201,7 @@ export interface paths {
         put?: never;
         /**
          * Import up to 500 transactions at once, all or nothing (upserts by externalId)
-         * @description Every item is a transaction upsert. The batch is applied in one database transaction: either every item is applied, or the first failing item’s error (its `detail` starts with the item’s path, e.g. `items[17].amount: …`) is returned and nothing is written. Each item reports `created`, `updated`, `unchanged` (it equals what is stored; nothing written) or `skipped_deleted` (with `ifDeleted: "skip"`, for an externalId whose transaction was deleted). `dryRun: true` checks every item, reports each one’s operation or all of its errors, and writes nothing. Body limit 4 MiB; the batch counts once against the rate limit. `applyRules: true` runs your active rules on each item (on an update, only into the fields the stored transaction leaves empty) and adds `rulesApplied` to each item’s result.
+         * @description Every item is a transaction upsert. The batch is applied in one database transaction: either every item is applied, or the first failing item’s error (its `detail` starts with the item’s path, e.g. `items[17].amount: …`) is returned and nothing is written. Each item reports `created`, `updated`, `unchanged` (it equals what is stored; nothing written) or `skipped_deleted` (with `ifDeleted: "skip"`, for an externalId whose transaction was deleted). `dryRun: true` checks every item, reports each one’s operation or all of its errors, and writes nothing. Body limit 4 MiB; the batch counts once against the rate limit. `applyRules: true` runs your active rules on each item (on an update, only into the fields the stored transaction leaves empty); each item’s `rulesApplied` lists the rules that matched (null without applyRules).
          *
          *     Required scope: `transactions:write`.
          */
@@ -559,7 +559,7 @@ export interface paths {
         put?: never;
         /**
          * Show what a rule would change in a date range, writing nothing
-         * @description Send `rule` (as you would POST it) or `ruleId`. Answers the first `limit` transactions it would change, before and after, and counts of the whole range. The range is inclusive and may hold at most 10,000 transactions (else 422 rule_violation: narrow it). With `overwrite: false` only the fields a transaction leaves empty are filled; `overwrite: true` replaces them. A split transaction’s category is never set (its legs hold the categories); tags are only added.
+         * @description Send `rule` (as you would POST it) or `ruleId`. Makes each change exactly as apply would, newest first, and undoes it at once; answers the transactions it changes, before and after, stopping at `limit` (`hasMore`). A payee or tag the rule would create shows an id that exists only in the test. The range is inclusive and may hold at most 5,000 transactions (else 422 rule_violation: narrow it). With `overwrite: false` only the fields a transaction leaves empty are filled; `overwrite: true` replaces them. A split transaction’s category is never set (its legs hold the categories); tags are only added.
          *
          *     Required scope: `transactions:read`.
          */
@@ -581,7 +581,7 @@ export interface paths {
         put?: never;
         /**
          * Apply a rule to the transactions of a date range
-         * @description Changes every transaction of the range the rule matches, all in one database transaction; each change enters the change feed once. The range is inclusive and may hold at most 10,000 transactions (else 422 rule_violation: narrow it). With `overwrite: false` only the fields a transaction leaves empty are filled; `overwrite: true` replaces them. A split transaction’s category is never set (its legs hold the categories); tags are only added.
+         * @description Changes every transaction of the range the rule matches, all in one database transaction; each change enters the change feed once. The range is inclusive and may hold at most 5,000 transactions (else 422 rule_violation: narrow it). With `overwrite: false` only the fields a transaction leaves empty are filled; `overwrite: true` replaces them. A split transaction’s category is never set (its legs hold the categories); tags are only added.
          *
          *     Required scope: `transactions:write`.
          */
@@ -999,8 +999,7 @@ export interface components {
         /** TransactionCreateResponse */
         TransactionCreateResponse: {
             data: components["schemas"]["Transaction"];
-            /** @description only with applyRules: true — the ids of the rules whose conditions held, in the order they ran ([] when none did) */
-            rulesApplied?: string[];
+            rulesApplied: string[] | null;
         };
         /** SplitInput */
         SplitInput: {
@@ -1051,8 +1050,7 @@ export interface components {
         TransactionUpsertResponse: {
             operation: "created" | "updated";
             data: components["schemas"]["Transaction"];
-            /** @description only with applyRules: true — the ids of the rules whose conditions held, in the order they ran ([] when none did) */
-            rulesApplied?: string[];
+            rulesApplied: string[] | null;
         };
         /** TransactionUpsert */
         TransactionUpsert: {
@@ -1103,8 +1101,7 @@ export interface components {
             operation: ("created" | "updated" | "unchanged" | "skipped_deleted") | null;
             data: components["schemas"]["Transaction"] | null;
             errors: components["schemas"]["BatchItemError"][];
-            /** @description only with applyRules: true — the ids of the rules whose conditions held, in the order they ran ([] when none did) */
-            rulesApplied?: string[];
+            rulesApplied: string[] | null;
         };
         /** TransactionBatchResponse */
         TransactionBatchResponse: {
@@ -1165,7 +1162,7 @@ export interface components {
              */
             ifDeleted: "recreate" | "skip";
             /**
-             * @description run your active rules on each item (CONTRACT §23); each item’s result then carries `rulesApplied`
+             * @description run your active rules on each item (CONTRACT §23); each item’s `rulesApplied` lists the rules that matched (null without it)
              * @default false
              */
             applyRules: boolean;
@@ -1443,7 +1440,7 @@ export interface components {
         };
         /** RuleRunSummary */
         RuleRunSummary: {
-            /** @description transactions in the range */
+            /** @description transactions read (a test: until it stopped) */
             scanned: number;
             /** @description of those, the ones whose conditions held */
             matched: number;
@@ -1452,9 +1449,11 @@ export interface components {
         };
         /** RuleTestResponse */
         RuleTestResponse: {
-            /** @description the first `limit` transactions the rule would change, newest first */
+            /** @description the transactions the rule would change, newest first, up to `limit` */
             data: components["schemas"]["RuleTestChange"][];
             summary: components["schemas"]["RuleRunSummary"];
+            /** @description the test stopped at `limit` changes before the end of the range: there may be more */
+            hasMore: boolean;
         };
         /** RuleDraft */
         RuleDraft: {
@@ -1502,7 +1501,7 @@ export interface components {
         /** RuleApplyResult */
         RuleApplyResult: {
             ruleId: string;
-            /** @description transactions in the range */
+            /** @description transactions read (a test: until it stopped) */
             scanned: number;
             /** @description of those, the ones whose conditions held */
             matched: number;

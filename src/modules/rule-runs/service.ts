@@ -98,7 +98,7 @@ function run(tenant: Tenant, country: string | null, rule: RuleRow, range: RuleA
 export function testRule(tenant: Tenant, country: string | null, body: RuleTestInput) {
   if ((body.rule === undefined) === (body.ruleId === undefined)) throw ruleViolation('Send rule (a rule to try) or ruleId (a saved one), one of the two')
   return tenant.write(() => {
-    const rule = body.rule ? draftRule(tenant, country, { ...body.rule, name: body.rule.name ?? 'draft' }) : getRule(tenant, body.ruleId as string)
+    const rule = body.rule ? draftRule(tenant, country, { ...body.rule, name: body.rule.name ?? 'draft' }, 'rule') : getRule(tenant, body.ruleId as string)
     const { scanned, matched, changed, shown, hasMore } = run(tenant, country, rule, body, { limit: body.limit ?? 50 })
     return { data: shown, summary: { scanned, matched, changed }, hasMore }
   })

@@ -128,19 +128,20 @@ function storedAction(tenant: Tenant, country: string | null, action: ActionInpu
   return { set, value: text }
 }
 
-function storedActions(tenant: Tenant, country: string | null, actions: ActionInputValue[]): StoredAction[] {
+function storedActions(tenant: Tenant, country: string | null, actions: ActionInputValue[], prefix: string): StoredAction[] {
   const seen = new Map<string, number>()
   return actions.map((action, index) => {
     const first = seen.get(action.set)
-    if (first !== undefined) throw shape(`actions[${index}].set: ${action.set} is already set by actions[${first}]; one action per field`)
+    if (first !== undefined) throw shape(`${prefix}actions[${index}].set: ${action.set} is already set by ${prefix}actions[${first}]; one action per field`)
     seen.set(action.set, index)
-    return storedAction(tenant, country, action, `actions[${index}]`)
+    return storedAction(tenant, country, action, `${prefix}actions[${index}]`)
   })
 }
 
 type Changes = Partial<Omit<RuleRow, 'id' | 'createdAt'>>
 
-function changesFrom(tenant: Tenant, country: string | null, body: RuleUpdateInput, selfId?: string): Changes {
+/** `prefix`: where the rule sits in the request (`rule.` in a rules test), for the fields a refusal names. */
+function changesFrom(tenant: Tenant, country: string | null, body: RuleUpdateInput, selfId?: string, prefix = ''): Changes {
   const changes: Changes = {}
   if (body.externalId !== undefined) {
     const externalId = trimmed(body.externalId)
@@ -153,14 +154,15 @@ function changesFrom(tenant: Tenant, country: string | null, body: RuleUpdateInp
   if (body.isActive !== undefined) changes.isActive = body.isActive
   if (body.match !== undefined) changes.match = body.match
   if (body.stopProcessing !== undefined) changes.stopProcessing = body.stopProcessing
-  if (body.conditions !== undefined) changes.conditions = body.conditions.map((condition, index) => storedCondition(tenant, condition, `conditions[${index}]`))
-  if (body.actions !== undefined) changes.actions = storedActions(tenant, country, body.actions)
+  if (body.conditions !== undefined)
+    changes.conditions = body.conditions.map((condition, index) => storedCondition(tenant, condition, `${prefix}conditions[${index}]`))
+  if (body.actions !== undefined) changes.actions = storedActions(tenant, country, body.actions, prefix)
   return changes
 }
 
-/** A rule's full stored form, checked, without saving it: what `rules test` runs for a rule sent inline. */
-export function draftRule(tenant: Tenant, country: string | null, body: RuleCreateInput): RuleRow {
-  const changes = changesFrom(tenant, country, { ...body, externalId: undefined })
+/** A rule's full stored form, checked, without saving it: what `rules test` runs for a rule sent inline (as `field`). */
+export function draftRule(tenant: Tenant, country: string | null, body: RuleCreateInput, field: string): RuleRow {
+  const changes = changesFrom(tenant, country, { ...body, externalId: undefined }, undefined, `${field}.`)
   return {
     id: 'rul_draft',
     externalId: null,

@@ -19,7 +19,7 @@ const envelope = {
   applyRules: t.Optional(
     t.Boolean({
       default: false,
-      description: 'run your active rules on each item (CONTRACT §23); each item’s result then carries `rulesApplied`',
+      description: 'run your active rules on each item (CONTRACT §23); each item’s `rulesApplied` lists the rules that matched (null without it)',
     }),
   ),
 }
@@ -59,7 +59,7 @@ export const BatchItemResult = t.Object(
     ),
     data: Nullable(Transaction),
     errors: t.Array(ItemError),
-    rulesApplied: t.Optional(RulesApplied),
+    rulesApplied: RulesApplied,
   },
   { title: 'BatchItemResult', additionalProperties: false },
 )

@@ -216,7 +216,7 @@ const externalIdOf = (item: unknown): string | null => externalIdOfItem(item) ??
 /**
  * Runs inside the request's write transaction (the pipeline holds it for every POST). With
  * `applyRules` the owner's active rules are read once for the whole batch, and every item's
- * result carries `rulesApplied` (`[]` for an item that failed or was skipped).
+ * result lists them in `rulesApplied` (`[]` for an item that failed or was skipped; null without).
  */
 export function importTransactions(tenant: Tenant, country: string | null, batch: TransactionBatchInput, options: BatchOptions = {}) {
   if (batch.dryRun) assertDistinctExternalIds(batch.items)
@@ -276,7 +276,7 @@ function applyAll(tenant: Tenant, country: string | null, items: readonly unknow
       operation,
       data: written ? toItemData(written) : null,
       errors: [],
-      ...(rulesApplied && { rulesApplied }),
+      rulesApplied: rulesApplied ?? null,
     }))
   })
 }
@@ -300,21 +300,21 @@ function dryRun(tenant: Tenant, country: string | null, items: readonly unknown[
         const valid = check.Check(item)
         const errors = valid ? [] : itemSchemaErrors(check.Errors(item), item)
         errors.push(...fieldErrors(refs, item, new Set(errors.map((error) => error.field))))
-        const none = ruling.rules ? { rulesApplied: [] } : {}
+        const none = ruling.rules ? [] : null
         if (!valid || errors.length > 0) {
-          results.push({ index, externalId, operation: null, data: null, errors, ...none })
+          results.push({ index, externalId, operation: null, data: null, errors, rulesApplied: none })
           continue
         }
         run('SAVEPOINT batch_item')
         try {
           const { operation, rulesApplied } = applyItem(tenant, country, item, index, skipDeleted, { refs }, ruling)
-          results.push({ index, externalId, operation, data: null, errors: [], ...(rulesApplied && { rulesApplied }) })
+          results.push({ index, externalId, operation, data: null, errors: [], rulesApplied: rulesApplied ?? null })
         } catch (error) {
           if (!(error instanceof ApiError)) throw error
           run('ROLLBACK TO batch_item')
           // What this item read or created before it failed may be gone now.
           refs.forget()
-          results.push({ index, externalId, operation: null, data: null, errors: [itemRuleError(error)], ...none })
+          results.push({ index, externalId, operation: null, data: null, errors: [itemRuleError(error)], rulesApplied: none })
         } finally {
           run('RELEASE batch_item')
         }

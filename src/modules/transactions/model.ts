@@ -179,20 +179,22 @@ export const TransactionResponse = SingleOf(Transaction, 'TransactionResponse')
 export const TransactionListResponse = ListOf(Transaction, 'TransactionListResponse')
 
 /**
- * What rules did to a write that asked for them: the ids of the rules whose conditions held, in
- * the order they ran. Beside `data`, not in it: it describes this write, not the transaction
- * (a later read, the change feed and the agent context have nothing to say about it).
+ * What rules did to a write: the ids of the rules whose conditions held, in the order they ran;
+ * null when the write did not ask for rules. Beside `data`, not in it: it describes this write,
+ * not the transaction (a later read, the change feed and the agent context know nothing of it).
  */
-export const RulesApplied = t.Array(t.String(), {
-  description: 'only with applyRules: true — the ids of the rules whose conditions held, in the order they ran ([] when none did)',
-})
+export const RulesApplied = Nullable(
+  t.Array(t.String(), {
+    description: 'the ids of the rules whose conditions held, in the order they ran ([] when none did); null when the request did not send applyRules: true',
+  }),
+)
 
 export const TransactionCreateResponse = t.Object(
-  { data: Transaction, rulesApplied: t.Optional(RulesApplied) },
+  { data: Transaction, rulesApplied: RulesApplied },
   { title: 'TransactionCreateResponse', additionalProperties: false },
 )
 export const TransactionUpsertResponse = t.Object(
-  { operation: t.Union([t.Literal('created'), t.Literal('updated')]), data: Transaction, rulesApplied: t.Optional(RulesApplied) },
+  { operation: t.Union([t.Literal('created'), t.Literal('updated')]), data: Transaction, rulesApplied: RulesApplied },
   { title: 'TransactionUpsertResponse', additionalProperties: false },
 )
 

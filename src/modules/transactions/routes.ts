@@ -57,7 +57,7 @@ export const transactionRoutes = [
     handle: ({ tenant, auth, body }) => {
       const { written, rulesApplied } = recordTransaction(tenant, auth.subject.country, body)
       const data = toTransaction(viewOf(tenant, written.row))
-      return { status: 201, body: rulesApplied ? { data, rulesApplied } : { data }, location: `/v1/transactions/${written.row.id}` }
+      return { status: 201, body: { data, rulesApplied: rulesApplied ?? null }, location: `/v1/transactions/${written.row.id}` }
     },
   }),
   defineRoute({
@@ -76,7 +76,7 @@ export const transactionRoutes = [
     handle: ({ tenant, auth, body }) => {
       const { created, written, rulesApplied } = upsertTransaction(tenant, auth.subject.country, body)
       const reply = upsertReply(created, toTransaction(viewOf(tenant, written.row)), `/v1/transactions/${written.row.id}`)
-      return rulesApplied ? { ...reply, body: { ...reply.body, rulesApplied } } : reply
+      return { ...reply, body: { ...reply.body, rulesApplied: rulesApplied ?? null } }
     },
   }),
   defineRoute({
@@ -89,7 +89,7 @@ export const transactionRoutes = [
       '(its `detail` starts with the item’s path, e.g. `items[17].amount: …`) is returned and nothing is written. Each item reports `created`, `updated`, ' +
       '`unchanged` (it equals what is stored; nothing written) or `skipped_deleted` (with `ifDeleted: "skip"`, for an externalId whose transaction was deleted). ' +
       '`dryRun: true` checks every item, reports each one’s operation or all of its errors, and writes nothing. Body limit 4 MiB; the batch counts once against the rate limit. ' +
-      '`applyRules: true` runs your active rules on each item (on an update, only into the fields the stored transaction leaves empty) and adds `rulesApplied` to each item’s result.',
+      '`applyRules: true` runs your active rules on each item (on an update, only into the fields the stored transaction leaves empty); each item’s `rulesApplied` lists the rules that matched (null without applyRules).',
     tag,
     scopes: ['transactions:write'],
     body: TransactionBatch,
