@@ -5,6 +5,8 @@ import { categoryRoutes } from './categories/routes.ts'
 import { changeRoutes } from './changes/routes.ts'
 import { meRoutes } from './me/routes.ts'
 import { payeeRoutes } from './payees/routes.ts'
+import { ruleRunRoutes } from './rule-runs/routes.ts'
+import { ruleRoutes } from './rules/routes.ts'
 import { tagRoutes } from './tags/routes.ts'
 import { transactionRoutes } from './transactions/routes.ts'
 
@@ -17,5 +19,7 @@ export const routes: AnyRoute[] = [
   ...categoryRoutes,
   ...payeeRoutes,
   ...tagRoutes,
+  ...ruleRoutes,
+  ...ruleRunRoutes,
   ...changeRoutes,
 ]

@@ -53,6 +53,13 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
   checkBody?: (value: unknown) => void
   /** The body limit when it is not the usual 1 MiB. */
   maxBodyBytes?: number
+  /**
+   * A write of many statements (thousands of rows) that commits in a transaction of its own,
+   * never in a savepoint of a group (write-groups.ts): inside a savepoint, SQLite's in-memory
+   * statement journal (temp_store = MEMORY) is cut back after each statement by walking it from
+   * its start, so each statement costs as much as the savepoint has written so far.
+   */
+  alone?: boolean
   query?: Q
   params?: P
   response: R

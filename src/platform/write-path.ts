@@ -159,7 +159,7 @@ export function performWrite(platform: Platform, route: AnyRoute, state: Request
 
 /** A write over HTTP: it shares its commit with the owner's other writes of this turn (`WriteGroups`). */
 export function performGroupedWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem): Promise<Outcome> {
-  return platform.writes.run(idem.ownerId, writeBody(platform, route, state, input, idem)).then(
+  return platform.writes.run(idem.ownerId, writeBody(platform, route, state, input, idem), { alone: route.alone }).then(
     (stored) => settleWrite(platform, state, idem, () => stored),
     (error: unknown) =>
       settleWrite(platform, state, idem, () => {

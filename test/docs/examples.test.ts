@@ -364,6 +364,11 @@ describe.skipIf(missing.length > 0)('README.md', () => {
 describe.skipIf(missing.length > 0)('docs/api.md', () => {
   const api = 'docs/api.md'
 
+  test('a rule fills in a new transaction; test shows what apply then changes', () => {
+    expect(outOf(api, 'COFFEE_RULE=').trim()).toBe('cat_sys_coffee 1')
+    expect(outOf(api, 'rules/test').trim().split('\n')).toEqual(['{"scanned":3,"matched":2,"changed":1} null → cat_sys_coffee', '1'])
+  })
+
   test('a retry with the same key replays the answer and writes once', () => {
     const out = outOf(api, 'RETRY_KEY')
     expect(out.match(/^HTTP\/1\.1 201 Created\r?$/gm)?.length).toBe(2)
@@ -430,7 +435,9 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
 describe.skipIf(missing.length > 0)('docs/agents.md', () => {
   test('the bridge lists the read tools for the agent’s read-only key', () => {
     const lines = outOf('docs/agents.md', 'bun run --silent admin mcp').trim().split('\n')
-    expect(lines[0]).toBe('get_context list_accounts list_categories find_payees list_tags search_transactions get_transaction get_changes')
+    expect(lines[0]).toBe(
+      'get_context list_accounts list_categories find_payees list_tags list_rules test_rule search_transactions get_transaction get_changes',
+    )
     expect(lines[1]).toMatch(/^pfk_key_\w+_\S+$/)
   })
 })

@@ -92,6 +92,8 @@ export interface ChangeFeed<Exact extends boolean = false> extends AsyncIterable
 export interface BatchOptions {
   dryRun?: boolean
   ifDeleted?: 'recreate' | 'skip'
+  /** Run the owner's rules on each item; each result then carries `rulesApplied` (CONTRACT §23). */
+  applyRules?: boolean
   /** Default: a fresh key, reused by the client's retries. */
   idempotencyKey?: string
   signal?: AbortSignal
@@ -117,7 +119,7 @@ export interface PfinClient<Exact extends boolean = false> {
   changes(options?: ChangesOptions): ChangeFeed<Exact>
   transactions: {
     /** `POST /v1/transactions/batch`: 1–500 upserts, all or nothing (or a dry run). */
-    batch(items: Model<'TransactionUpsert', Exact>[], options?: BatchOptions): Promise<Model<'TransactionBatchResponse', Exact>>
+    batch(items: Model<'TransactionBatchItem', Exact>[], options?: BatchOptions): Promise<Model<'TransactionBatchResponse', Exact>>
   }
   /** The underlying openapi-fetch client (middleware: `raw.use(…)`). */
   raw: Client<ClientPaths<Exact>>
@@ -213,6 +215,7 @@ export function createPfinClient<const Exact extends boolean = false>(options: P
             items,
             ...(batchOptions.dryRun === undefined ? {} : { dryRun: batchOptions.dryRun }),
             ...(batchOptions.ifDeleted === undefined ? {} : { ifDeleted: batchOptions.ifDeleted }),
+            ...(batchOptions.applyRules === undefined ? {} : { applyRules: batchOptions.applyRules }),
           },
           signal: batchOptions.signal,
         }),

@@ -126,6 +126,8 @@ export const transactions = sqliteTable(
     amount: money('amount').notNull(),
     date: text('date').notNull(),
     note: text('note'),
+    /** The bank's own text for the transaction, kept as imported (CONTRACT §23); read-only once written except by upsert. */
+    originalDescription: text('original_description'),
     time: text('time'),
     isTransfer: flag('is_transfer').notNull(),
     transferToAccountId: text('transfer_to_account_id').references(() => accounts.id),
@@ -213,6 +215,31 @@ export const transactionTags = sqliteTable(
 )
 
 /**
+ * Rules that fill in transactions (CONTRACT §23): conditions and actions are JSON, money in
+ * them as integer strings of 10⁻⁸ units. They run in `(priority, created_at, id)` order, the
+ * order the list shows them in, so one index serves both.
+ */
+export type StoredCondition = { field: string; op: string; value: string | string[] | null; valueTo: string | null }
+export type StoredAction = { set: string; value: string | string[] }
+
+export const rules = sqliteTable(
+  'rules',
+  {
+    id: text('id').primaryKey(),
+    externalId: text('external_id'),
+    name: text('name').notNull(),
+    priority: int('priority').notNull(),
+    isActive: flag('is_active').notNull(),
+    match: text('match', { enum: ['all', 'any'] }).notNull(),
+    conditions: json<StoredCondition[]>('conditions').notNull(),
+    actions: json<StoredAction[]>('actions').notNull(),
+    stopProcessing: flag('stop_processing').notNull(),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('rules_external_id_idx').on(t.externalId), index('rules_order_idx').on(t.priority, t.createdAt, t.id)],
+)
+
+/**
  * The idempotency keys whose writes this file holds, written in the same transaction as
  * the write itself: a retry after a crash finds its response here and never writes twice.
  */
@@ -236,7 +263,7 @@ export const changeLog = sqliteTable(
   'change_log',
   {
     seq: integer('seq').primaryKey({ autoIncrement: true }),
-    resource: text('resource', { enum: ['account', 'category', 'payee', 'transaction', 'tag'] }).notNull(),
+    resource: text('resource', { enum: ['account', 'category', 'payee', 'transaction', 'tag', 'rule'] }).notNull(),
     entityId: text('entity_id').notNull(),
     op: text('op', { enum: ['upsert', 'delete'] }).notNull(),
     changedAt: int('changed_at').notNull(),

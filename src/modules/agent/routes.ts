@@ -10,6 +10,8 @@ import { listAllCategoriesForContext } from '../categories/service.ts'
 import { encodeFeedCursor } from '../changes/cursor.ts'
 import { Me, toMe } from '../me/model.ts'
 import { Payee } from '../payees/model.ts'
+import { Rule } from '../rules/model.ts'
+import { allRules } from '../rules/service.ts'
 import { mostUsedPayees, toPayee } from '../payees/queries.ts'
 import { Tag } from '../tags/model.ts'
 import { allTags } from '../tags/service.ts'
@@ -23,6 +25,7 @@ const AgentContext = t.Object(
     categories: t.Array(Category),
     payees: t.Array(Payee),
     tags: t.Array(Tag, { description: 'every live tag (archived ones too with includeArchived), oldest first' }),
+    rules: t.Array(Rule, { description: 'every active rule (inactive ones too with includeArchived), in the order they run' }),
     recentTransactions: t.Array(Transaction),
     serverTime: EpochMs,
   },
@@ -31,7 +34,7 @@ const AgentContext = t.Object(
 
 const AgentContextQuery = t.Object(
   {
-    includeArchived: t.Optional(BooleanQuery('include archived accounts, categories and tags')),
+    includeArchived: t.Optional(BooleanQuery('include archived accounts, categories and tags, and inactive rules')),
     payeeLimit: t.Optional(Type.Integer({ minimum: 0, maximum: 500, default: 50, description: 'most-used payees to include, 0–500 (default 50)' })),
     recentTransactionLimit: t.Optional(
       Type.Integer({ minimum: 0, maximum: 500, default: 50, description: 'newest transactions to include, 0–500 (default 50)' }),
@@ -47,7 +50,7 @@ export const agentRoutes = [
     operationId: 'getAgentContext',
     summary: 'Everything an automated agent should read before it changes anything',
     description:
-      'Profile, accounts and categories (in list order), the most-used payees, the tags, the newest transactions (with their legs and tags) and the server time, read from one consistent snapshot.',
+      'Profile, accounts and categories (in list order), the most-used payees, the tags, the rules, the newest transactions (with their legs and tags) and the server time, read from one consistent snapshot.',
     tag: 'Profile',
     scopes: ['me:read', 'accounts:read', 'categories:read', 'payees:read', 'transactions:read'],
     query: AgentContextQuery,
@@ -69,6 +72,7 @@ export const agentRoutes = [
           categories: listAllCategoriesForContext(tenant, auth.subject.country, includeArchived),
           payees: mostUsedPayees(tenant, query.payeeLimit ?? 50).map(toPayee),
           tags: allTags(tenant, includeArchived),
+          rules: allRules(tenant, includeArchived),
           recentTransactions: newestTransactions(tenant, query.recentTransactionLimit ?? 50),
           serverTime: Date.now(),
         },

@@ -7,6 +7,7 @@ import { findAccount, toAccount } from '../accounts/queries.ts'
 import { findCategory } from '../categories/queries.ts'
 import { categoryMapper } from '../categories/service.ts'
 import { findPayee, toPayee } from '../payees/queries.ts'
+import { findRule, toRule } from '../rules/queries.ts'
 import { findTag, toTag } from '../tags/queries.ts'
 import { findTransactionView, toTransaction } from '../transactions/queries.ts'
 import { decodeFeedCursor, encodeFeedCursor } from './cursor.ts'
@@ -19,6 +20,8 @@ const READ_SCOPE: Record<FeedResource, Scope> = {
   transactions: 'transactions:read',
   // Tags are labels on transactions: whoever reads transactions reads them (CONTRACT §22).
   tags: 'transactions:read',
+  // Rules fill in transactions: the same (CONTRACT §23).
+  rules: 'transactions:read',
 }
 
 /** The kinds a request reads: those it names (each must be readable), or every readable one. */
@@ -56,6 +59,9 @@ function withData(tenant: Tenant, rows: ChangeRow[]): ChangeOut[] {
       } else if (row.resource === 'tag') {
         const found = findTag(tenant, row.entityId)
         data = found ? toTag(found) : null
+      } else if (row.resource === 'rule') {
+        const found = findRule(tenant, row.entityId)
+        data = found ? toRule(found) : null
       } else {
         const found = findTransactionView(tenant, row.entityId)
         data = found ? toTransaction(found) : null

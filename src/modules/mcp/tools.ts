@@ -56,6 +56,8 @@ export interface ToolSpec {
 const SIGN_CONVENTION = 'Amounts are exact decimals (up to 8 places): a positive amount is an expense (money out of the account), a negative amount is income.'
 const SPLITS_AND_TAGS =
   'To split one transaction across categories (a receipt of groceries and household), send `splits`: 2 to 100 legs `{amount, categoryId?, payeeId?, payeeName?, note?}` whose amounts sum exactly to the transaction’s `amount` (a leg may be 0 or of the opposite sign, a refund inside a purchase); do not send `categoryId` with them. `splits: []` unsplits; leaving `splits` out keeps the legs, and then `amount` cannot change: send `amount` and `splits` together. A transfer cannot be split. Label with `tagIds` (your tags) or `tagNames` (found by name or created), up to 20, not both; a list replaces the tags, `[]` clears them.'
+const RULES_NOTE =
+  'With applyRules: true the owner’s rules fill in what the items leave out (never a field you send) and each result lists the rules that matched in rulesApplied.'
 const LIST_DEFAULTS = { defaults: { limit: 50 } }
 const LIST_NOTE = 'Returns at most `limit` items (default 50) and a `nextCursor`; pass it back as `cursor` for the next page while `hasMore` is true.'
 
@@ -114,8 +116,8 @@ function direct(
   operationId: string,
   title: string,
   description: string,
-  /** Query values used when the agent sends none (list tools: `limit` 50). */
-  options: { defaults?: Record<string, unknown> } = {},
+  /** Query values used when the agent sends none (list tools: `limit` 50); `readOnly` for a POST that writes nothing (test_rule). */
+  options: { defaults?: Record<string, unknown>; readOnly?: boolean } = {},
 ): ToolSpec {
   const route = routeOf(routes, operationId)
   const isWrite = route.method === 'POST' || route.method === 'PATCH'
@@ -125,7 +127,7 @@ function direct(
     description,
     routes: [route],
     input: withDefaults(merged(route.params, route.query, route.body), options.defaults ?? {}),
-    readOnly: route.method === 'GET',
+    readOnly: options.readOnly ?? route.method === 'GET',
     destructive: false,
     run(call, args) {
       const query = pick(args, route.query)
@@ -196,22 +198,36 @@ function importTool(routes: readonly AnyRoute[]): ToolSpec {
   return {
     name: 'import_transactions',
     title: 'Import transactions (dry run, then confirm)',
-    description: `Upserts up to 500 transactions by your externalId, all or nothing. ${SIGN_CONVENTION} Each item may carry splits and tags as upsert_transaction says. Without confirmToken this is a dry run: it reports what each item would do (created, updated, unchanged, skipped_deleted) or its errors, writes nothing, and returns a confirmToken when every item passes. Call again with the same items and that confirmToken to import.`,
+    description: `Upserts up to 500 transactions by your externalId, all or nothing. ${SIGN_CONVENTION} Each item may carry splits and tags as upsert_transaction says. Without confirmToken this is a dry run: it reports what each item would do (created, updated, unchanged, skipped_deleted) or its errors, writes nothing, and returns a confirmToken when every item passes. Call again with the same items and that confirmToken to import. ${RULES_NOTE}`,
     routes: [route],
     input: t.Object(
-      { items: properties.items as TSchema, ifDeleted: properties.ifDeleted as TSchema, confirmToken: ConfirmToken },
+      {
+        items: properties.items as TSchema,
+        ifDeleted: properties.ifDeleted as TSchema,
+        applyRules: properties.applyRules as TSchema,
+        confirmToken: ConfirmToken,
+      },
       { additionalProperties: false },
     ),
     checked: t.Object(
-      { items: TransactionBatchEnvelope.properties.items, ifDeleted: properties.ifDeleted as TSchema, confirmToken: ConfirmToken },
+      {
+        items: TransactionBatchEnvelope.properties.items,
+        ifDeleted: properties.ifDeleted as TSchema,
+        applyRules: properties.applyRules as TSchema,
+        confirmToken: ConfirmToken,
+      },
       { additionalProperties: false },
     ),
     readOnly: false,
     destructive: false,
     run(call, args) {
       const { confirmToken, ...rest } = args
-      // `ifDeleted: "recreate"` is the default, spelt out or not: the same import either way.
-      const batch = { items: rest.items, ...(rest.ifDeleted === undefined || rest.ifDeleted === 'recreate' ? {} : { ifDeleted: rest.ifDeleted }) }
+      // `ifDeleted: "recreate"` and `applyRules: false` are the defaults, spelt out or not: the same import either way.
+      const batch = {
+        items: rest.items,
+        ...(rest.ifDeleted === undefined || rest.ifDeleted === 'recreate' ? {} : { ifDeleted: rest.ifDeleted }),
+        ...(rest.applyRules === undefined || rest.applyRules === false ? {} : { applyRules: rest.applyRules }),
+      }
       const digest = new Bun.CryptoHasher('sha256').update(canonicalJson(batch)).digest('base64url')
       const ownerId = call.auth.subject.id
       // What the dry run reported holds for the ledger as it was: any change since (this very
@@ -277,6 +293,22 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
     ),
     direct(
       routes,
+      'list_rules',
+      'listRules',
+      'List rules',
+      `The owner’s rules (conditions on a transaction’s bank text, payee, note, amount or account, and the fields they fill in), in the order they run. ${LIST_NOTE}`,
+      LIST_DEFAULTS,
+    ),
+    direct(
+      routes,
+      'test_rule',
+      'testRule',
+      'Try a rule on past transactions',
+      `Shows which transactions of a date range a rule (\`rule\`, as upsert_rule takes it, or a saved \`ruleId\`) would change, before and after; writes nothing. ${SIGN_CONVENTION}`,
+      { readOnly: true },
+    ),
+    direct(
+      routes,
       'search_transactions',
       'listTransactions',
       'Search transactions',
@@ -313,6 +345,13 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'upsertTag',
       'Create or update a tag',
       'Creates or updates a tag by your externalId; safe to repeat. Names are unique ignoring case, accents and spaces. Transactions can also name tags directly with tagNames.',
+    ),
+    direct(
+      routes,
+      'upsert_rule',
+      'upsertRule',
+      'Create or update a rule',
+      'Creates or updates a rule by your externalId; safe to repeat. A rule fills in categoryId, payeeName or note, or adds tagNames, on transactions written with applyRules: true, never over a field the write sends. Text conditions ignore case and accents; `matches` takes a glob (`*` any run, `?` one character). Try a rule with test_rule first.',
     ),
     direct(
       routes,

@@ -54,6 +54,7 @@ const pageColumns = {
   createdAt: sql<number>`CAST(${transactions.createdAt} AS REAL)`,
   /** Which parts the row has: 1 legs, 2 tags, 3 both. */
   parts: sql<number>`CAST(${transactions.hasSplits} + 2 * ${transactions.hasTags} AS REAL)`,
+  originalDescription: transactions.originalDescription,
 }
 
 /** One transaction of a list page as SQLite hands it back. */
@@ -73,6 +74,7 @@ export type TransactionValues = [
   exchangeRate: string | null,
   createdAt: number,
   parts: number,
+  originalDescription: string | null,
 ]
 
 /** Positions in `TransactionValues` that the page order, its cursor and its parts read. */
@@ -218,6 +220,7 @@ export function transactionOfValues(row: TransactionValues, types: CategoryTypes
     amount: moneyJson(row[5]),
     date: row[6],
     note: row[7],
+    originalDescription: row[15],
     time: row[8],
     isTransfer: row[9] === 1,
     transferToAccountId: row[10],
