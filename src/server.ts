@@ -11,7 +11,8 @@ import { purgeTombstones } from './db/tenant/change-log.ts'
 import { mcpEndpoint } from './modules/mcp/endpoint.ts'
 import { routes as v1Routes } from './modules/index.ts'
 import { Authenticator } from './platform/auth.ts'
-import { type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
+import { clientLookup, type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
+import { TrustedProxies } from './platform/client-address.ts'
 import { ApiError, type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './platform/errors.ts'
 import { IdempotencyStore } from './platform/idempotency.ts'
 import { docsRoutes, ROOT_POINTER } from './platform/docs/page.ts'
@@ -66,6 +67,7 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     limits,
     idempotency,
     writes: new WriteGroups(tenants),
+    proxies: config.trustedProxies.length > 0 ? new TrustedProxies(config.trustedProxies, config.trustedProxyHeader) : null,
     log,
   }
   return platform
@@ -126,7 +128,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
   // There is no global onRequest hook: each route's first hook (or this error handler) starts
   // the request's state, which saves Elysia work on every request. The server is read from
   // `app` rather than the context, which would make Elysia define a getter per request.
-  const server: ServerLookup = () => app.server
+  const server: ServerLookup = clientLookup(() => app.server, platform.proxies)
   // A request the native router does not match (a path with dot segments, say) is routed by
   // Elysia's own handler, which by default skips 11 characters of the URL as if every Host were
   // at least `a.bc` long: with `Host: api` it read `/v1/me` as `/me`. Bun serves plain http.
@@ -174,7 +176,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
     .use(uncountedRoutes(platform, base, operations, server))
     .use(mcpEndpoint(platform, routes, server))
 
-  mountRoutes(app as unknown as Elysia, platform, routes, operations)
+  mountRoutes(app as unknown as Elysia, platform, routes, operations, server)
   return app
 }
 

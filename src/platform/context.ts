@@ -4,6 +4,7 @@ import type { DataDirLock } from '../db/data-dir.ts'
 import type { TenantRegistry } from '../db/tenant/registry.ts'
 import type { AccessLog } from './access-log.ts'
 import type { AuthContext, Authenticator } from './auth.ts'
+import type { TrustedProxies } from './client-address.ts'
 import type { IdempotencyStore, StoredResponse } from './idempotency.ts'
 import type { Limits, RateLimiter } from './rate-limit.ts'
 import type { WriteGroups } from './write-groups.ts'
@@ -25,10 +26,26 @@ export interface Platform {
   lock: DataDirLock
   /** One line per request, or null when LOG_FORMAT=off. */
   access: AccessLog | null
+  /** The proxies whose forwarding header names the client (TRUSTED_PROXIES); null: none. */
+  proxies: TrustedProxies | null
 }
 
 /** Finds the listening server (for client addresses); null when there is none, as under `app.handle`. */
 export type ServerLookup = () => { requestIP(request: Request): { address: string } | null } | null | undefined
+
+/**
+ * The server's lookup as requests see it: with trusted proxies, a request's address is the
+ * client their forwarding header names (CONTRACT §25), for the anonymous bucket, the key-guessing
+ * lock and the access log alike. Without, it is the socket's peer, read as before.
+ */
+export function clientLookup(server: ServerLookup, proxies: TrustedProxies | null): ServerLookup {
+  if (!proxies) return server
+  return () => {
+    const listening = server()
+    if (!listening) return listening
+    return { requestIP: (request) => ({ address: proxies.clientOf(listening.requestIP(request)?.address ?? 'local', request.headers) }) }
+  }
+}
 
 /** What the pipeline learns about one request, kept beside it until the response is made. */
 export class RequestState {

@@ -1,7 +1,7 @@
 import type { Elysia } from 'elysia'
 import { admit, authorize, refuseQueryParameters, requestUrl } from './admission.ts'
 import type { AuthContext } from './auth.ts'
-import { type Platform, type RequestState, requestStateOf } from './context.ts'
+import { type Platform, type RequestState, requestStateOf, type ServerLookup } from './context.ts'
 import { PROBLEM_CONTENT_TYPE } from './errors.ts'
 import type { DeferredOperations } from './openapi.ts'
 import type { AnyRoute } from './route.ts'
@@ -58,8 +58,7 @@ function execute(platform: Platform, route: AnyRoute, state: RequestState, param
 
 type RouteContext = { request: Request; params: unknown; set: ResponseSetter }
 
-export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[], operations: DeferredOperations): void {
-  const server = () => app.server
+export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[], operations: DeferredOperations, server: ServerLookup): void {
   for (const route of routes) {
     const isWrite = route.method === 'POST' || route.method === 'PATCH'
 
