@@ -13,6 +13,7 @@ import { routes as v1Routes } from './modules/index.ts'
 import { Authenticator } from './platform/auth.ts'
 import { clientLookup, type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
 import { TrustedProxies } from './platform/client-address.ts'
+import { Cors, isPreflight } from './platform/cors.ts'
 import { ApiError, type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './platform/errors.ts'
 import { IdempotencyStore } from './platform/idempotency.ts'
 import { docsRoutes, ROOT_POINTER } from './platform/docs/page.ts'
@@ -68,9 +69,21 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     idempotency,
     writes: new WriteGroups(tenants),
     proxies: config.trustedProxies.length > 0 ? new TrustedProxies(config.trustedProxies, config.trustedProxyHeader) : null,
+    cors: config.corsAllowedOrigins.length > 0 ? new Cors(config.corsAllowedOrigins) : null,
     log,
   }
   return platform
+}
+
+/**
+ * The 204 of a CORS preflight from an allowed origin (CONTRACT §25), not counted: the methods and
+ * request headers the API takes, with the caller's current counts like any uncounted answer.
+ */
+function preflightAnswer(cors: Cors, origin: string, headers: HeaderSink): Response {
+  return new Response(null, {
+    status: 204,
+    headers: { ...(headers as Record<string, string>), ...PRIVATE_ANSWER_HEADERS, ...cors.preflightHeaders(origin), vary: 'Origin' },
+  })
 }
 
 /** Headers of a request that is not counted: the caller's current state, unchanged. */
@@ -89,6 +102,7 @@ function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof do
         if (route === '/openapi.json') operations.complete()
         const state = requestStateOf(request, server)
         set.headers['x-request-id'] = state.requestId
+        platform.cors?.decorate(request.headers.get('origin'), set.headers)
         await peekHeaders(platform, request, state, set.headers)
       })
       .onAfterResponse(({ request, set, route }) => {
@@ -138,7 +152,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
       const requestId = state.requestId
       set.headers['x-request-id'] = requestId
       if (state.idempotency?.token) platform.idempotency.release(state.idempotency.ownerId, state.idempotency.key, state.idempotency.token)
-      let problem: { code: ErrorCode; detail: string; headers?: Record<string, string> }
+      let problem: { code: ErrorCode; detail: string; headers?: Record<string, string> } | undefined
       if (error instanceof ApiError) {
         problem = { code: error.code, detail: error.detail, headers: error.headers }
       } else if (code === 'NOT_FOUND') {
@@ -150,10 +164,27 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
         const start = url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('://') + 3)
         const query = url.indexOf('?', start)
         const path = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query)
+        // /mcp keeps its own browser rule (MCP_ALLOWED_ORIGINS): CORS neither answers nor marks it.
+        const cors = path === '/mcp' ? null : platform.cors
+        const origin = request.headers.get('origin')
         const allowed = allowedMethods(app.routes, path)
         // The path is the client's text: it is not echoed back (a reflected page, a log of its own).
         const method = request.method.slice(0, 16)
-        problem =
+        if (cors && isPreflight(request)) {
+          if (cors.allows(origin)) {
+            platform.access?.record(state, request.method, 204)
+            return preflightAnswer(cors, origin, set.headers)
+          }
+          // No CORS headers: the browser refuses the page's request; whoever reads this answer learns the setting.
+          cors.decorate(origin, set.headers)
+          problem = {
+            code: 'origin_not_allowed',
+            detail: `Origin ${(origin ?? '').slice(0, 200)} may not call this API from a browser; the operator can allow it with CORS_ALLOWED_ORIGINS`,
+          }
+        } else if (cors) {
+          cors.decorate(origin, set.headers)
+        }
+        problem ??=
           allowed.length > 0
             ? {
                 code: 'method_not_allowed',
@@ -162,6 +193,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
               }
             : { code: 'route_not_found', detail: `No route matches ${method} on this path; /openapi.json lists every route` }
       } else if (code === 'PARSE') {
+        if (state.route !== '/mcp') platform.cors?.decorate(request.headers.get('origin'), set.headers)
         problem = { code: 'malformed_json', detail: 'The request body is not valid JSON' }
       } else {
         problem = unexpectedProblem(platform, error, state, requestId)

@@ -5,6 +5,7 @@ import type { TenantRegistry } from '../db/tenant/registry.ts'
 import type { AccessLog } from './access-log.ts'
 import type { AuthContext, Authenticator } from './auth.ts'
 import type { TrustedProxies } from './client-address.ts'
+import type { Cors } from './cors.ts'
 import type { IdempotencyStore, StoredResponse } from './idempotency.ts'
 import type { Limits, RateLimiter } from './rate-limit.ts'
 import type { WriteGroups } from './write-groups.ts'
@@ -28,6 +29,8 @@ export interface Platform {
   access: AccessLog | null
   /** The proxies whose forwarding header names the client (TRUSTED_PROXIES); null: none. */
   proxies: TrustedProxies | null
+  /** CORS for the origins of CORS_ALLOWED_ORIGINS; null when none is set: no header, no check. */
+  cors: Cors | null
 }
 
 /** Finds the listening server (for client addresses); null when there is none, as under `app.handle`. */

@@ -59,6 +59,7 @@ function execute(platform: Platform, route: AnyRoute, state: RequestState, param
 type RouteContext = { request: Request; params: unknown; set: ResponseSetter }
 
 export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[], operations: DeferredOperations, server: ServerLookup): void {
+  const cors = platform.cors
   for (const route of routes) {
     const isWrite = route.method === 'POST' || route.method === 'PATCH'
 
@@ -87,6 +88,8 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       set.headers['x-request-id'] = state.requestId
       set.headers['cache-control'] = PRIVATE_ANSWER_HEADERS['cache-control']
       set.headers['x-content-type-options'] = PRIVATE_ANSWER_HEADERS['x-content-type-options']
+      // Before anything can refuse the request: a page must be able to read a 401 or a 429 too.
+      if (cors) cors.decorate(request.headers.get('origin'), set.headers)
       const found = platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip)
       // Errors are logged by the error handler; answers here, once they are made.
       const answer = found instanceof Promise ? found.then((auth) => proceed(request, params, set, state, auth)) : proceed(request, params, set, state, found)
