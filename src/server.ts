@@ -13,6 +13,7 @@ import { routes as v1Routes } from './modules/index.ts'
 import { Authenticator } from './platform/auth.ts'
 import { clientLookup, type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
 import { TrustedProxies } from './platform/client-address.ts'
+import { encodeBody, MIN_COMPRESSED_LENGTH } from './platform/compression.ts'
 import { Cors, isPreflight } from './platform/cors.ts'
 import { ApiError, type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './platform/errors.ts'
 import { IdempotencyStore } from './platform/idempotency.ts'
@@ -200,7 +201,10 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
       }
       const body = problemBody(problem.code, problem.detail, requestId)
       platform.access?.record(state, request.method, body.status)
-      return new Response(JSON.stringify(body), {
+      const text = JSON.stringify(body)
+      // A long problem (a 422 listing many fields) is coded like any answer (CONTRACT §25); Elysia adds `set.headers`.
+      const payload = text.length > MIN_COMPRESSED_LENGTH ? encodeBody(text, request.headers.get('accept-encoding'), set.headers) : text
+      return new Response(payload, {
         status: body.status,
         headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...PRIVATE_ANSWER_HEADERS, ...problem.headers },
       })

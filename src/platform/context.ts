@@ -57,6 +57,8 @@ export class RequestState {
   query?: unknown
   idempotency?: { ownerId: string; key: string; fingerprint: string; token?: symbol }
   replay?: StoredResponse
+  /** A REST request's If-Match, for a route that honours it (CONTRACT §25); MCP tool calls send none. */
+  ifMatch?: string | null
   /** The route pattern that matched, for the access log. */
   route?: string
   readonly startedAt = performance.now()
@@ -67,6 +69,11 @@ export class RequestState {
     private readonly request: Request,
     private readonly server: ServerLookup,
   ) {}
+
+  /** A request header (conditions, Accept-Encoding), read when the answer needs it. */
+  header(name: string): string | null {
+    return this.request.headers.get(name)
+  }
 
   /** The client address, read only when needed (requests without a valid key). */
   get ip(): string {

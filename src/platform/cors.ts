@@ -1,4 +1,5 @@
 import type { HeaderSink } from './rate-limit.ts'
+import { addVary } from './vary.ts'
 
 /**
  * CORS for browser pages of the origins in CORS_ALLOWED_ORIGINS (CONTRACT §25). Without the
@@ -42,13 +43,6 @@ export const ALLOWED_METHODS = ['GET', 'POST', 'PATCH', 'DELETE'] as const
 
 /** How long a browser may keep a preflight's answer: Chromium's cap (Firefox allows a day). */
 export const PREFLIGHT_MAX_AGE_SECONDS = 7200
-
-/** Adds `value` to the response's `Vary` list, once. */
-export function addVary(headers: HeaderSink, value: string): void {
-  const current = headers.vary
-  if (current === undefined || current === '') headers.vary = value
-  else if (!String(current).split(', ').includes(value)) headers.vary = `${current}, ${value}`
-}
 
 export class Cors {
   private readonly origins: ReadonlySet<string>

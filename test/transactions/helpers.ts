@@ -24,6 +24,7 @@ export const TXN_FIELDS = [
   'splitMode',
   'categoryType',
   'createdAt',
+  'updatedAt',
   'splits',
   'tagIds',
 ]

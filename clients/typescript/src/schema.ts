@@ -542,7 +542,7 @@ export interface components {
             detail: string;
             status: number;
             /** @enum {string} */
-            code: "malformed_json" | "idempotency_key_missing" | "idempotency_key_invalid" | "unauthorized" | "insufficient_scope" | "pro_tier_required" | "origin_not_allowed" | "system_category_read_only" | "not_found" | "route_not_found" | "method_not_allowed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "external_id_conflict" | "payee_exists" | "tag_exists" | "limit_reached" | "confirmation_required" | "cursor_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "invalid_reference" | "rule_violation" | "rate_limit_exceeded" | "internal_error" | "storage_unavailable" | "insufficient_storage";
+            code: "malformed_json" | "idempotency_key_missing" | "idempotency_key_invalid" | "unauthorized" | "insufficient_scope" | "pro_tier_required" | "origin_not_allowed" | "system_category_read_only" | "not_found" | "route_not_found" | "method_not_allowed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "external_id_conflict" | "payee_exists" | "tag_exists" | "limit_reached" | "confirmation_required" | "cursor_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "invalid_reference" | "rule_violation" | "rate_limit_exceeded" | "internal_error" | "storage_unavailable" | "insufficient_storage";
             request_id: string;
         };
         /** Me */
@@ -603,6 +603,8 @@ export interface components {
             customFields: components["schemas"]["CustomField"][];
             /** @description Unix epoch milliseconds */
             createdAt: number;
+            /** @description Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back */
+            updatedAt: number;
         };
         /** Category */
         Category: {
@@ -630,6 +632,8 @@ export interface components {
             /** @description system categories are a fixed preset list, read-only */
             isSystem: boolean;
             countries: string[] | null;
+            /** @description Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back */
+            updatedAt: number;
         };
         /** Payee */
         Payee: {
@@ -651,6 +655,8 @@ export interface components {
             totalSpent: number;
             /** @description Unix epoch milliseconds */
             createdAt: number;
+            /** @description Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back */
+            updatedAt: number;
         };
         /** Tag */
         Tag: {
@@ -668,6 +674,8 @@ export interface components {
             transactionCount: number;
             /** @description Unix epoch milliseconds */
             createdAt: number;
+            /** @description Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back */
+            updatedAt: number;
         };
         /** Split */
         Split: {
@@ -710,6 +718,8 @@ export interface components {
             categoryType: ("expense" | "income") | null;
             /** @description Unix epoch milliseconds */
             createdAt: number;
+            /** @description Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back */
+            updatedAt: number;
             /** @description the legs, in the order given; [] when not split */
             splits: components["schemas"]["Split"][];
             /** @description the tags, in the order given; [] when none */
@@ -1155,6 +1165,10 @@ export interface components {
     parameters: {
         /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
         IdempotencyKey: string;
+        /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+        IfMatch: string;
+        /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+        IfNoneMatch: string;
     };
     requestBodies: never;
     headers: {
@@ -1178,6 +1192,8 @@ export interface components {
         Location: string;
         /** @description `true` when this is a stored response replayed for a repeated Idempotency-Key. */
         IdempotentReplayed: "true";
+        /** @description Strong entity tag of the resource in `data` as it is now; it changes with every change of it. Send it back in If-Match (PATCH, DELETE) or If-None-Match (GET). */
+        ETag: string;
     };
     pathItems: never;
 }
@@ -1216,7 +1232,10 @@ export interface operations {
     getMe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1232,11 +1251,27 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["MeResponse"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: Unauthorized */
             401: {
@@ -1643,6 +1678,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1869,6 +1905,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1887,6 +1924,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2080,7 +2118,10 @@ export interface operations {
     getAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 accountId: string;
             };
@@ -2098,11 +2139,27 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AccountResponse"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: Unauthorized */
             401: {
@@ -2224,7 +2281,10 @@ export interface operations {
     archiveAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 accountId: string;
             };
@@ -2242,6 +2302,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2292,6 +2353,23 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2387,6 +2465,8 @@ export interface operations {
             header: {
                 /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 accountId: string;
@@ -2416,6 +2496,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2501,6 +2582,23 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2804,6 +2902,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3031,6 +3130,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3049,6 +3149,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3480,7 +3581,10 @@ export interface operations {
     getTransaction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 transactionId: string;
             };
@@ -3498,11 +3602,27 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TransactionResponse"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: Unauthorized */
             401: {
@@ -3624,7 +3744,10 @@ export interface operations {
     deleteTransaction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 transactionId: string;
             };
@@ -3642,6 +3765,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3692,6 +3816,23 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3787,6 +3928,8 @@ export interface operations {
             header: {
                 /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 transactionId: string;
@@ -3816,6 +3959,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3901,6 +4045,23 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4197,6 +4358,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4424,6 +4586,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4442,6 +4605,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4636,7 +4800,10 @@ export interface operations {
     getCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 categoryId: string;
             };
@@ -4654,11 +4821,27 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CategoryResponse"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: Unauthorized */
             401: {
@@ -4780,7 +4963,10 @@ export interface operations {
     archiveCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 categoryId: string;
             };
@@ -4798,6 +4984,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4848,6 +5035,23 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4943,6 +5147,8 @@ export interface operations {
             header: {
                 /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 categoryId: string;
@@ -4972,6 +5178,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5058,6 +5265,23 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5350,6 +5574,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5574,6 +5799,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5592,6 +5818,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5785,7 +6012,10 @@ export interface operations {
     getPayee: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 payeeId: string;
             };
@@ -5803,11 +6033,27 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PayeeResponse"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: Unauthorized */
             401: {
@@ -5932,6 +6178,8 @@ export interface operations {
             header: {
                 /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 payeeId: string;
@@ -5963,6 +6211,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6048,6 +6297,23 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6337,6 +6603,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6559,6 +6826,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6577,6 +6845,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6769,7 +7038,10 @@ export interface operations {
     getTag: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 tagId: string;
             };
@@ -6787,11 +7059,27 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TagResponse"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: Unauthorized */
             401: {
@@ -6913,7 +7201,10 @@ export interface operations {
     archiveTag: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 tagId: string;
             };
@@ -6931,6 +7222,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6981,6 +7273,23 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7076,6 +7385,8 @@ export interface operations {
             header: {
                 /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 tagId: string;
@@ -7104,6 +7415,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7189,6 +7501,23 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -54,6 +54,7 @@ const pageColumns = {
   createdAt: sql<number>`CAST(${transactions.createdAt} AS REAL)`,
   /** Which parts the row has: 1 legs, 2 tags, 3 both. */
   parts: sql<number>`CAST(${transactions.hasSplits} + 2 * ${transactions.hasTags} AS REAL)`,
+  updatedAt: sql<number>`CAST(${transactions.updatedAt} AS REAL)`,
 }
 
 /** One transaction of a list page as SQLite hands it back. */
@@ -73,6 +74,7 @@ export type TransactionValues = [
   exchangeRate: string | null,
   createdAt: number,
   parts: number,
+  updatedAt: number,
 ]
 
 /** Positions in `TransactionValues` that the page order, its cursor and its parts read. */
@@ -227,6 +229,7 @@ export function transactionOfValues(row: TransactionValues, types: CategoryTypes
     splitMode: splits.length > 0 ? 'category' : null,
     categoryType: row[3] === null ? null : (types.get(row[3]) ?? null),
     createdAt: row[13],
+    updatedAt: row[15],
     splits: splits.length === 0 ? EMPTY : splits.map(toSplit),
     tagIds: parts.tagIds.get(row[0]) ?? EMPTY,
   }

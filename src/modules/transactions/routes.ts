@@ -1,3 +1,4 @@
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { defineRoute, upsertReply } from '../../platform/route.ts'
 import {
   TransactionCreate,
@@ -18,6 +19,9 @@ import { createTransaction, deleteTransaction, getTransactionView, updateTransac
 const tag = 'Transactions'
 const WRITE_ERRORS = ['invalid_reference', 'rule_violation', 'limit_reached'] as const
 const example = { accountId: 'acct_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b', amount: 12.9, date: '2026-11-21', payeeName: 'Pingo Doce', note: 'groceries' }
+
+/** The resource as GET shows it (404 when absent): what an If-Match is checked against. */
+const current = ({ tenant, params }: { tenant: Tenant; params: { transactionId: string } }) => toTransaction(getTransactionView(tenant, params.transactionId))
 
 export const transactionRoutes = [
   defineRoute({
@@ -50,6 +54,7 @@ export const transactionRoutes = [
     statuses: [201],
     errors: [...WRITE_ERRORS, 'external_id_conflict'],
     requestExample: example,
+    etag: true,
     handle: ({ tenant, auth, body }) => {
       const { row } = createTransaction(tenant, auth.subject.country, body)
       return { status: 201, body: { data: toTransaction(viewOf(tenant, row)) }, location: `/v1/transactions/${row.id}` }
@@ -67,6 +72,7 @@ export const transactionRoutes = [
     statuses: [201, 200],
     errors: [...WRITE_ERRORS],
     requestExample: { externalId: 'bank-tx-9812', ...example },
+    etag: true,
     handle: ({ tenant, auth, body }) => {
       const { created, written } = upsertTransaction(tenant, auth.subject.country, body)
       return upsertReply(created, toTransaction(viewOf(tenant, written.row)), `/v1/transactions/${written.row.id}`)
@@ -109,6 +115,7 @@ export const transactionRoutes = [
     response: TransactionResponse,
     statuses: [200],
     errors: ['not_found'],
+    etag: true,
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toTransaction(getTransactionView(tenant, params.transactionId)) } }),
   }),
   defineRoute({
@@ -126,6 +133,8 @@ export const transactionRoutes = [
     statuses: [200],
     errors: ['not_found', ...WRITE_ERRORS, 'external_id_conflict'],
     requestExample: { amount: 13.4, note: 'groceries and bread' },
+    // If-Match is checked against the resource as it is now (CONTRACT §25).
+    current,
     handle: ({ tenant, auth, params, body }) => {
       const { row } = updateTransaction(tenant, auth.subject.country, params.transactionId, body)
       return { status: 200, body: { data: toTransaction(viewOf(tenant, row)) } }
@@ -144,6 +153,8 @@ export const transactionRoutes = [
     statuses: [200],
     // Reversing the effect can move a balance or payee total past ±92233720368: rule_violation.
     errors: ['not_found', 'rule_violation'],
+    // If-Match is checked against the resource as it is now (CONTRACT §25).
+    current,
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toTransaction(deleteTransaction(tenant, params.transactionId)) } }),
   }),
 ]
