@@ -92,7 +92,8 @@ export function createAccount(tenant: Tenant, body: AccountCreateInput): Account
 
 export function updateAccount(tenant: Tenant, id: string, body: AccountUpdateInput): AccountRow {
   return tenant.write(() => {
-    const current = getAccount(tenant, id)
+    // 404 before anything else.
+    getAccount(tenant, id)
     const changes = changesFrom(body)
     assertExternalIdFree(tenant, changes.externalId, id)
     assertLinkable(tenant, changes.linkedAccountId, id)

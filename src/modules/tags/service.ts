@@ -78,7 +78,8 @@ export function createTag(tenant: Tenant, body: TagUpdateInput & { name: string 
 
 export function updateTag(tenant: Tenant, id: string, body: TagUpdateInput): TagRow {
   return tenant.write(() => {
-    const current = getTag(tenant, id)
+    // 404 before anything else.
+    getTag(tenant, id)
     const changes = changesFrom(tenant, body, id)
     if (Object.keys(changes).length > 0) tenant.db.update(tags).set(changes).where(eq(tags.id, id)).run()
     return getTag(tenant, id)
