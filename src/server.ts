@@ -13,7 +13,8 @@ import { routes as v1Routes } from './modules/index.ts'
 import { Authenticator } from './platform/auth.ts'
 import { clientLookup, type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
 import { TrustedProxies } from './platform/client-address.ts'
-import { encodeBody, MIN_COMPRESSED_LENGTH } from './platform/compression.ts'
+import { type Coding, chooseCoding, encode, encodeBody, MIN_COMPRESSED_LENGTH } from './platform/compression.ts'
+import { addVary } from './platform/vary.ts'
 import { Cors, isPreflight } from './platform/cors.ts'
 import { ApiError, type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './platform/errors.ts'
 import { IdempotencyStore } from './platform/idempotency.ts'
@@ -94,8 +95,32 @@ async function peekHeaders(platform: Platform, request: Request, state: RequestS
   else platform.limiter.peek(`ip:${state.ip}`, platform.limits.anonymous, headers)
 }
 
+/**
+ * /openapi.json as it goes out: the document is the same for the life of the process, so its text
+ * and its coded forms are made once (it is over 300 KB; coded, a tenth of that) and every later
+ * request is answered from them (CONTRACT §25).
+ */
+function documentAnswers() {
+  let text: string | undefined
+  const coded = new Map<Coding, Uint8Array>()
+  return (document: unknown, acceptEncoding: string | null, headers: HeaderSink): Response => {
+    text ??= JSON.stringify(document)
+    addVary(headers, 'Accept-Encoding')
+    const coding = chooseCoding(acceptEncoding)
+    if (coding === null) return new Response(text, { headers: { 'content-type': 'application/json' } })
+    let bytes = coded.get(coding)
+    if (!bytes) {
+      bytes = encode(text, coding)
+      coded.set(coding, bytes)
+    }
+    headers['content-encoding'] = coding
+    return new Response(bytes, { headers: { 'content-type': 'application/json' } })
+  }
+}
+
 /** The keyless, uncounted routes: the API document, the docs page and its assets, health and `/`. They carry the caller's current counts. */
 function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof documentBase>, operations: DeferredOperations, server: ServerLookup) {
+  const documentAnswer = documentAnswers()
   return (
     new Elysia({ name: 'uncounted' })
       .onTransform(async ({ request, set, route }) => {
@@ -114,6 +139,11 @@ function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof do
         state.route = route
         platform.access?.record(state, request.method, status)
       })
+      .mapResponse(({ request, response, set, route }) =>
+        route === '/openapi.json' && response !== null && typeof response === 'object' && !(response instanceof Response)
+          ? documentAnswer(response, request.headers.get('accept-encoding'), set.headers)
+          : undefined,
+      )
       // The plugin builds /openapi.json. Its own page (which loads a viewer from a CDN) is given the
       // same path, so the document's route replaces it and the plugin serves no page; /docs is pfin's own.
       .use(swagger({ path: '/openapi.json', specPath: '/openapi.json', documentation: documentation as never, exclude: ['/docs', '/openapi.json'] }))
