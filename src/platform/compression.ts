@@ -18,9 +18,15 @@ export const MIN_COMPRESSED_LENGTH = 1024
 /** Preference on equal q: fastest first at a comparable size (see the compress benchmark). */
 const PREFERENCE: readonly Coding[] = ['zstd', 'br', 'gzip']
 
-const ZSTD_LEVEL = 3
-const BROTLI_QUALITY = 4
-const GZIP_LEVEL = 6
+/**
+ * Measured on a page of 200 transactions (98 KB of JSON), in one process: zstd 1 makes 8.0 KB in
+ * ~70 µs (level 3: 7.7 KB, ~115 µs); brotli 1 8.5 KB in ~150 µs (quality 4: 7.5 KB, ~610 µs);
+ * gzip 2 9.3 KB in ~160 µs (level 6: 8.0 KB, ~550 µs). The last tenth of the bytes would cost
+ * three to four times the CPU on every request.
+ */
+const ZSTD_LEVEL = 1
+const BROTLI_QUALITY = 1
+const GZIP_LEVEL = 2
 
 /** Accept-Encoding values seen, with their choice: clients send a handful of distinct values. */
 const chosen = new Map<string, Coding | null>()
