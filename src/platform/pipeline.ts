@@ -6,6 +6,7 @@ import { PROBLEM_CONTENT_TYPE } from './errors.ts'
 import type { DeferredOperations } from './openapi.ts'
 import { encodeBody, MIN_COMPRESSED_LENGTH } from './compression.ts'
 import { entityTagOfBody, noneMatchFails } from './etag.ts'
+import { addVary } from './vary.ts'
 import type { AnyRoute } from './route.ts'
 import { assertValid, coerceQuery } from './validation.ts'
 import { handleChecked, Input, performGroupedWrite, prepareWrite } from './write-path.ts'
@@ -53,6 +54,8 @@ function respond(
       set.headers.etag = tag
       if (route.method === 'GET' && noneMatchFails(state.header('if-none-match'), tag)) {
         set.status = 304
+        // A 304 names what the 200 would vary on.
+        if (body.length > MIN_COMPRESSED_LENGTH) addVary(set.headers, 'Accept-Encoding')
         return ''
       }
     }
