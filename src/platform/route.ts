@@ -35,6 +35,8 @@ export type Reply<T> = {
   headers?: Record<string, string>
   body: T
   serialized?: string
+  /** The answer's ETag, when the handler keeps it ready beside `serialized` (an `etag` route's; else it is computed). */
+  etag?: string
 }
 
 export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | undefined, P extends TSchema | undefined, R extends TSchema> {
@@ -71,6 +73,17 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
   errors?: readonly ErrorCode[]
   requestExample?: unknown
   responseExample?: unknown
+  /**
+   * A route of one resource (CONTRACT §25): its success answers carry the strong ETag of their
+   * `data`, and a GET answers 304 to an `If-None-Match` that names it.
+   */
+  etag?: boolean
+  /**
+   * The resource as a GET of it shows it now, read inside the write's transaction (throwing 404
+   * when it is absent): with it, a PATCH or DELETE honours `If-Match` (412 when the resource
+   * changed, before anything is written). Implies `etag`.
+   */
+  current?: (input: HandlerInput<unknown, unknown, StaticOf<P>>) => unknown
   handle(input: HandlerInput<StaticOf<B>, StaticOf<Q>, StaticOf<P>>): Reply<Static<R>>
 }
 

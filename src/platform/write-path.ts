@@ -5,6 +5,7 @@ import type { AuthContext } from './auth.ts'
 import { readJsonBody } from './body.ts'
 import type { Platform, RequestState } from './context.ts'
 import { ApiError, problemBody } from './errors.ts'
+import { assertIfMatch, entityTag } from './etag.ts'
 import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempotency.ts'
 import type { AnyRoute, HandlerInput, Reply } from './route.ts'
 import { quotaExceeded } from './storage-problem.ts'
@@ -88,10 +89,25 @@ function serialize(reply: Reply<unknown>, requestId: string, now: number, print:
   }
 }
 
+/**
+ * The route's handler, with its If-Match checked first against the resource as it is now (a
+ * PATCH's inside its write transaction; a DELETE's in a transaction of its own around both), so
+ * a stale tag is refused before anything is written (CONTRACT §25).
+ */
+export function handleChecked(route: AnyRoute, input: Input, ifMatch: string | null): Reply<unknown> {
+  if (ifMatch === null || !route.current) return route.handle(input)
+  const current = route.current
+  const check = () => {
+    assertIfMatch(ifMatch, entityTag(JSON.stringify(current(input))))
+    return route.handle(input)
+  }
+  return route.method === 'DELETE' ? input.tenant.write(check) : check()
+}
+
 /** A write's work inside its transaction: the handler, and its answer recorded beside its effects. */
 const writeBody = (platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem) => (tenant: Tenant) => {
   if (tenant.overQuota()) throw quotaExceeded(platform, tenant)
-  const reply = route.handle(input)
+  const reply = route.current ? handleChecked(route, input, state.ifMatch ?? null) : route.handle(input)
   const record = serialize(reply, state.requestId, Date.now(), idem.fingerprint)
   platform.idempotency.recordInTenant(tenant, idem.key, record)
   return record
@@ -110,7 +126,8 @@ function committed(platform: Platform, idem: Idem, stored: StoredResponse): Outc
  * inside the handler). Anything else is rethrown for the error handler.
  */
 function refused(platform: Platform, state: RequestState, idem: Idem, error: unknown): Outcome {
-  if (error instanceof ApiError && error.code === 'validation_failed') return problemOutcome(error, state.requestId)
+  // A stale If-Match is not kept either: the client reads the resource again and retries under the same key (CONTRACT §25).
+  if (error instanceof ApiError && (error.code === 'validation_failed' || error.code === 'precondition_failed')) return problemOutcome(error, state.requestId)
   if (error instanceof ApiError && error.status < 500) {
     const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
     const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }

@@ -108,8 +108,8 @@ function seed(path: string, owner: Owner, count: number): SeedResult {
     if (!expenseCategories.length || !incomeCategories.length) throw new Error('no system categories in the tenant file')
 
     const insert = db.query(
-      `INSERT INTO transactions (id, external_id, account_id, category_id, payee_id, amount, date, note, time, is_transfer, transfer_to_account_id, destination_amount, exchange_rate, created_at, has_splits, has_tags)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
+      `INSERT INTO transactions (id, external_id, account_id, category_id, payee_id, amount, date, note, time, is_transfer, transfer_to_account_id, destination_amount, exchange_rate, created_at, has_splits, has_tags, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?13, ?, ?, ?13)`,
     )
     const insertLeg = db.query(
       'INSERT INTO transaction_splits (id, transaction_id, position, amount, category_id, payee_id, note, date, created_at) VALUES (?, ?, ?, ?, ?, NULL, NULL, ?, ?)',

@@ -208,7 +208,9 @@ describe('a client generated from /openapi.json', () => {
     })
     expect(result.transaction.payeeId).toMatch(/^pay_/)
     expect(result.replayed).toBe('true')
-    expect(result.accounts).toEqual([{ ...result.account, balance: 87.5 }])
+    // The transaction moved the balance: a change of the account (CONTRACT §25).
+    expect(result.accounts).toEqual([{ ...result.account, balance: 87.5, updatedAt: result.accounts[0].updatedAt }])
+    expect(result.accounts[0].updatedAt).toBeGreaterThanOrEqual(result.account.updatedAt)
     expect(result.transactions).toEqual([result.transaction])
     expect(result.filtered).toEqual([result.transaction])
     expect(result.hasMore).toBe(false)

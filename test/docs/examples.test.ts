@@ -369,6 +369,10 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
     expect(outOf(api, 'rules/test').trim().split('\n')).toEqual(['{"scanned":3,"matched":2,"changed":1} null → cat_sys_coffee', '1'])
   })
 
+  test('If-None-Match is 304 while the copy is current; If-Match writes once, then its stale tag is 412 (CONTRACT §25)', () => {
+    expect(outOf(api, 'If-Match: $ETAG').trim().split('\n')).toEqual(['304', '200', 'precondition_failed'])
+  })
+
   test('a retry with the same key replays the answer and writes once', () => {
     const out = outOf(api, 'RETRY_KEY')
     expect(out.match(/^HTTP\/1\.1 201 Created\r?$/gm)?.length).toBe(2)

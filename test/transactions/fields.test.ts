@@ -58,6 +58,8 @@ describe('transaction fields', () => {
       splitMode: null,
       categoryType: 'expense',
       createdAt: txn.createdAt,
+      // A new object has not changed since it was made (CONTRACT §25).
+      updatedAt: txn.createdAt,
       splits: [],
       tagIds: [],
     })
@@ -103,6 +105,7 @@ describe('transaction fields', () => {
       splitMode: null,
       categoryType: null,
       createdAt: txn.createdAt,
+      updatedAt: txn.createdAt,
       splits: [],
       tagIds: [],
     })
@@ -147,7 +150,17 @@ describe('transaction fields', () => {
       body: { note: null, time: null, externalId: null, categoryId: null, payeeId: null, date: '2026-03-02' },
     })
     expect(res.status).toBe(200)
-    expect(res.json.data).toEqual({ ...txn, note: null, time: null, externalId: null, categoryId: null, categoryType: null, payeeId: null, date: '2026-03-02' })
+    expect(res.json.data).toEqual({
+      ...txn,
+      note: null,
+      time: null,
+      externalId: null,
+      categoryId: null,
+      categoryType: null,
+      payeeId: null,
+      date: '2026-03-02',
+      updatedAt: res.json.data.updatedAt,
+    })
     const back = await server.request('PATCH', `/v1/transactions/${txn.id}`, {
       key: owner.key,
       body: { note: 'again', time: '23:59:59', externalId: 'x2', categoryId: 'cat_sys_salary' },

@@ -25,6 +25,7 @@ export const TXN_FIELDS = [
   'splitMode',
   'categoryType',
   'createdAt',
+  'updatedAt',
   'splits',
   'tagIds',
 ]

@@ -27,7 +27,7 @@ describe('upsert', () => {
     const updated = await server.request('POST', '/v1/transactions/upsert', { key: owner.key, body: { ...body, amount: 12.5, note: 'second' } })
     expect(updated.status).toBe(200)
     expect(updated.json.operation).toBe('updated')
-    expect(updated.json.data).toEqual({ ...created.json.data, amount: 12.5, note: 'second' })
+    expect(updated.json.data).toEqual({ ...created.json.data, amount: 12.5, note: 'second', updatedAt: updated.json.data.updatedAt })
     expect(await balances(server, owner.key, a.id, b.id)).toEqual(['87.5', '100'])
 
     // the same external id, now on another account and as income, trimmed

@@ -666,7 +666,7 @@ export interface components {
             detail: string;
             status: number;
             /** @enum {string} */
-            code: "malformed_json" | "idempotency_key_missing" | "idempotency_key_invalid" | "unauthorized" | "insufficient_scope" | "pro_tier_required" | "origin_not_allowed" | "system_category_read_only" | "not_found" | "route_not_found" | "method_not_allowed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "external_id_conflict" | "payee_exists" | "tag_exists" | "limit_reached" | "confirmation_required" | "cursor_expired" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "invalid_reference" | "rule_violation" | "rate_limit_exceeded" | "internal_error" | "storage_unavailable" | "insufficient_storage";
+            code: "malformed_json" | "idempotency_key_missing" | "idempotency_key_invalid" | "unauthorized" | "insufficient_scope" | "pro_tier_required" | "origin_not_allowed" | "system_category_read_only" | "not_found" | "route_not_found" | "method_not_allowed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "external_id_conflict" | "payee_exists" | "tag_exists" | "limit_reached" | "confirmation_required" | "cursor_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "invalid_reference" | "rule_violation" | "rate_limit_exceeded" | "internal_error" | "storage_unavailable" | "insufficient_storage";
             request_id: string;
         };
         /** Me */
@@ -727,6 +727,8 @@ export interface components {
             customFields: components["schemas"]["CustomField"][];
             /** @description Unix epoch milliseconds */
             createdAt: number;
+            /** @description Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back */
+            updatedAt: number;
         };
         /** Category */
         Category: {
@@ -754,6 +756,8 @@ export interface components {
             /** @description system categories are a fixed preset list, read-only */
             isSystem: boolean;
             countries: string[] | null;
+            /** @description Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back */
+            updatedAt: number;
         };
         /** Payee */
         Payee: {
@@ -775,6 +779,8 @@ export interface components {
             totalSpent: number;
             /** @description Unix epoch milliseconds */
             createdAt: number;
+            /** @description Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back */
+            updatedAt: number;
         };
         /** Tag */
         Tag: {
@@ -792,6 +798,8 @@ export interface components {
             transactionCount: number;
             /** @description Unix epoch milliseconds */
             createdAt: number;
+            /** @description Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back */
+            updatedAt: number;
         };
         /** RuleCondition */
         RuleCondition: {
@@ -872,6 +880,8 @@ export interface components {
             categoryType: ("expense" | "income") | null;
             /** @description Unix epoch milliseconds */
             createdAt: number;
+            /** @description Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back */
+            updatedAt: number;
             /** @description the legs, in the order given; [] when not split */
             splits: components["schemas"]["Split"][];
             /** @description the tags, in the order given; [] when none */
@@ -1560,6 +1570,10 @@ export interface components {
     parameters: {
         /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
         IdempotencyKey: string;
+        /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+        IfMatch: string;
+        /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+        IfNoneMatch: string;
     };
     requestBodies: never;
     headers: {
@@ -1583,6 +1597,8 @@ export interface components {
         Location: string;
         /** @description `true` when this is a stored response replayed for a repeated Idempotency-Key. */
         IdempotentReplayed: "true";
+        /** @description Strong entity tag of the resource in `data` as it is now; it changes with every change of it. Send it back in If-Match (PATCH, DELETE) or If-None-Match (GET). */
+        ETag: string;
     };
     pathItems: never;
 }
@@ -1621,7 +1637,10 @@ export interface operations {
     getMe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1637,11 +1656,27 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["MeResponse"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: Unauthorized */
             401: {
@@ -2048,6 +2083,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2274,6 +2310,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2292,6 +2329,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2485,7 +2523,10 @@ export interface operations {
     getAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 accountId: string;
             };
@@ -2503,11 +2544,27 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AccountResponse"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: Unauthorized */
             401: {
@@ -2629,7 +2686,10 @@ export interface operations {
     archiveAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 accountId: string;
             };
@@ -2647,6 +2707,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2697,6 +2758,23 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2792,6 +2870,8 @@ export interface operations {
             header: {
                 /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 accountId: string;
@@ -2821,6 +2901,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2906,6 +2987,23 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3209,6 +3307,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3436,6 +3535,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3454,6 +3554,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3885,7 +3986,10 @@ export interface operations {
     getTransaction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 transactionId: string;
             };
@@ -3903,11 +4007,27 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TransactionResponse"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: Unauthorized */
             401: {
@@ -4029,7 +4149,10 @@ export interface operations {
     deleteTransaction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 transactionId: string;
             };
@@ -4047,6 +4170,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4097,6 +4221,23 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4192,6 +4333,8 @@ export interface operations {
             header: {
                 /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 transactionId: string;
@@ -4221,6 +4364,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4306,6 +4450,23 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4602,6 +4763,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4829,6 +4991,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4847,6 +5010,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5041,7 +5205,10 @@ export interface operations {
     getCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 categoryId: string;
             };
@@ -5059,11 +5226,27 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CategoryResponse"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: Unauthorized */
             401: {
@@ -5185,7 +5368,10 @@ export interface operations {
     archiveCategory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 categoryId: string;
             };
@@ -5203,6 +5389,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5253,6 +5440,23 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5348,6 +5552,8 @@ export interface operations {
             header: {
                 /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 categoryId: string;
@@ -5377,6 +5583,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5463,6 +5670,23 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5755,6 +5979,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5979,6 +6204,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5997,6 +6223,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6190,7 +6417,10 @@ export interface operations {
     getPayee: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 payeeId: string;
             };
@@ -6208,11 +6438,27 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PayeeResponse"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: Unauthorized */
             401: {
@@ -6337,6 +6583,8 @@ export interface operations {
             header: {
                 /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 payeeId: string;
@@ -6368,6 +6616,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6453,6 +6702,23 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6742,6 +7008,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6964,6 +7231,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6982,6 +7250,7 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7174,7 +7443,10 @@ export interface operations {
     getTag: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the copy you hold: 304 without a body while it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 tagId: string;
             };
@@ -7192,11 +7464,27 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TagResponse"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `unauthorized`: Unauthorized */
             401: {
@@ -7318,7 +7606,10 @@ export interface operations {
     archiveTag: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 tagId: string;
             };
@@ -7336,6 +7627,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7386,6 +7678,23 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7481,6 +7790,8 @@ export interface operations {
             header: {
                 /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
                 "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+                /** @description Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 tagId: string;
@@ -7509,6 +7820,7 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7594,6 +7906,23 @@ export interface operations {
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     "Retry-After": components["headers"]["RetryAfter"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `precondition_failed`: Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -91,6 +91,18 @@ export function recordCategoryChanges(tenant: Tenant, ids: readonly string[]): v
   for (const id of ids) touch.run(id)
 }
 
+/** The tables whose rows carry `updatedAt` (CONTRACT §25). */
+export type UpdatedTable = 'accounts' | 'categories' | 'payees' | 'tags' | 'transactions'
+
+/**
+ * Ends the write that created `id`: everything that write did to it (its legs, its tags) is its
+ * creation, so its `updatedAt` is its `createdAt`, as a client that shows "edited" expects. The
+ * feed's trigger (migration 0011) had moved it to the time of each of those steps.
+ */
+export function settleCreated(tenant: Tenant, table: UpdatedTable, id: string): void {
+  tenant.sqlite.query<unknown, [string]>(`UPDATE ${table} SET updated_at = created_at WHERE id = ?`).run(id)
+}
+
 /** The seq of an entity's latest change ('0' when it has none): changes whenever the entity does. */
 export function entityVersion(tenant: Tenant, resource: ChangeResource, id: string): string {
   const row = tenant.sqlite

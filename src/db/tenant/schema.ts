@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { type AnySQLiteColumn, index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
-import { flag, int, json, money, storedResponseColumns } from '../columns.ts'
+import { flag, int, json, money, storedResponseColumns, updatedAt } from '../columns.ts'
 
 /**
  * One owner's database: everything the owner owns and nothing else, so a copy of the
@@ -45,6 +45,7 @@ export const accounts = sqliteTable(
     accountNumber: text('account_number'),
     customFields: json<CustomField[]>('custom_fields').notNull(),
     createdAt: int('created_at').notNull(),
+    updatedAt: updatedAt(),
   },
   (t) => [
     uniqueIndex('accounts_external_id_idx').on(t.externalId),
@@ -68,6 +69,7 @@ export const categories = sqliteTable(
     isSystem: flag('is_system').notNull(),
     countries: json<string[] | null>('countries'),
     createdAt: int('created_at').notNull(),
+    updatedAt: updatedAt(),
   },
   (t) => [
     uniqueIndex('categories_external_id_idx').on(t.externalId),
@@ -92,6 +94,7 @@ export const payees = sqliteTable(
     transactionCount: int('transaction_count').notNull(),
     totalSpent: money('total_spent').notNull(),
     createdAt: int('created_at').notNull(),
+    updatedAt: updatedAt(),
   },
   (t) => [
     uniqueIndex('payees_external_id_idx').on(t.externalId),
@@ -138,6 +141,7 @@ export const transactions = sqliteTable(
     /** Whether the transaction has legs (`transaction_splits`) and tags: a page reads those tables only when a row has some. */
     hasSplits: flag('has_splits').notNull().default(sql`0`),
     hasTags: flag('has_tags').notNull().default(sql`0`),
+    updatedAt: updatedAt(),
   },
   (t) => [
     uniqueIndex('transactions_external_id_idx').on(t.externalId),
@@ -188,6 +192,7 @@ export const tags = sqliteTable(
     isArchived: flag('is_archived').notNull(),
     transactionCount: int('transaction_count').notNull(),
     createdAt: int('created_at').notNull(),
+    updatedAt: updatedAt(),
   },
   (t) => [
     uniqueIndex('tags_external_id_idx').on(t.externalId),

@@ -107,5 +107,6 @@ export function toPayee(row: PayeeRow): PayeeOut {
     transactionCount: row.transactionCount,
     totalSpent: moneyJson(row.totalSpent),
     createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
   }
 }

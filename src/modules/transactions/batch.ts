@@ -8,7 +8,7 @@ import { addIssues, compile, describeError, fieldProblem } from '../../platform/
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
 import { Effects } from './effects.ts'
 import { TransactionBatchItem } from './model.ts'
-import { toTransaction } from './queries.ts'
+import { storedUpdatedAt, toTransaction } from './queries.ts'
 import { References } from './references.ts'
 import { type RuleFallback, loadRules, withRules } from './rules.ts'
 import { createTransaction, updateTransaction, type WriteScope, type Written } from './service.ts'
@@ -268,8 +268,14 @@ function applyAll(tenant: Tenant, country: string | null, items: readonly unknow
     }
     // The rows are in hand: each item's object needs only its categories' types, read once per category.
     const typeOf = (categoryId: string | null) => (categoryId === null ? null : (refs.category(categoryId)?.type ?? null))
+    // updatedAt as stored: the feed's trigger set it when the item changed something (CONTRACT §25).
     const toItemData = ({ row, legs, tagIds }: Written) =>
-      toTransaction({ txn: row, categoryType: typeOf(row.categoryId), splits: legs.map((leg) => ({ ...leg, categoryType: typeOf(leg.categoryId) })), tagIds })
+      toTransaction({
+        txn: { ...row, updatedAt: storedUpdatedAt(tenant, row.id) },
+        categoryType: typeOf(row.categoryId),
+        splits: legs.map((leg) => ({ ...leg, categoryType: typeOf(leg.categoryId) })),
+        tagIds,
+      })
     return applied.map(({ operation, written, rulesApplied }, index) => ({
       index,
       externalId: externalIdOf(items[index]),

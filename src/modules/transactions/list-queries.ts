@@ -55,6 +55,7 @@ const pageColumns = {
   /** Which parts the row has: 1 legs, 2 tags, 3 both. */
   parts: sql<number>`CAST(${transactions.hasSplits} + 2 * ${transactions.hasTags} AS REAL)`,
   originalDescription: transactions.originalDescription,
+  updatedAt: sql<number>`CAST(${transactions.updatedAt} AS REAL)`,
 }
 
 /** One transaction of a list page as SQLite hands it back. */
@@ -75,6 +76,7 @@ export type TransactionValues = [
   createdAt: number,
   parts: number,
   originalDescription: string | null,
+  updatedAt: number,
 ]
 
 /** Positions in `TransactionValues` that the page order, its cursor and its parts read. */
@@ -230,6 +232,7 @@ export function transactionOfValues(row: TransactionValues, types: CategoryTypes
     splitMode: splits.length > 0 ? 'category' : null,
     categoryType: row[3] === null ? null : (types.get(row[3]) ?? null),
     createdAt: row[13],
+    updatedAt: row[16],
     splits: splits.length === 0 ? EMPTY : splits.map(toSplit),
     tagIds: parts.tagIds.get(row[0]) ?? EMPTY,
   }

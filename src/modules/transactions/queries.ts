@@ -9,7 +9,7 @@ import { tagIdsOf } from './tag-queries.ts'
 
 export type TransactionRow = typeof transactions.$inferSelect
 /** A transaction's row before it is stored: what a write resolves its body into. */
-export type Draft = Omit<TransactionRow, 'id' | 'createdAt'>
+export type Draft = Omit<TransactionRow, 'id' | 'createdAt' | 'updatedAt'>
 /** A transaction with the type of its category, its legs and its tags, as reads return it. */
 export type TransactionView = { txn: TransactionRow; categoryType: 'expense' | 'income' | null; splits: readonly SplitView[]; tagIds: readonly string[] }
 
@@ -61,6 +61,12 @@ const statements = lazyStatements({
       .orderBy(desc(transactions.date), desc(transactions.createdAt), desc(transactions.id))
       .limit(sql.placeholder('limit'))
       .prepare(),
+  updatedAt: (db) =>
+    db
+      .select({ updatedAt: transactions.updatedAt })
+      .from(transactions)
+      .where(eq(transactions.id, sql.placeholder('id')))
+      .prepare(),
 })
 
 const txnQueries = (tenant: Tenant) => tenant.prepared(statements)
@@ -80,6 +86,8 @@ export function findTransactionView(tenant: Tenant, id: string): TransactionView
   const tagIds = found.txn.hasTags ? (tagIdsOf(tenant, [id]).get(id) ?? []) : []
   return { ...found, splits, tagIds }
 }
+/** The stored `updatedAt` of a transaction a write has just made or changed (the feed's trigger sets it, CONTRACT §25). */
+export const storedUpdatedAt = (tenant: Tenant, id: string): number => txnQueries(tenant).updatedAt.get({ id })?.updatedAt ?? 0
 export const findTransaction = (tenant: Tenant, id: string): TransactionRow | undefined => txnQueries(tenant).rowById.get({ id })
 export const findTransactionByExternalId = (tenant: Tenant, externalId: string): TransactionRow | undefined =>
   txnQueries(tenant).byExternalId.get({ externalId })
@@ -111,6 +119,7 @@ export function toTransaction({ txn, categoryType, splits, tagIds }: Transaction
     splitMode: splits.length > 0 ? 'category' : null,
     categoryType,
     createdAt: txn.createdAt,
+    updatedAt: txn.updatedAt,
     splits: splits.map(toSplit),
     tagIds: [...tagIds],
   }

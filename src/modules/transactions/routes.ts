@@ -1,3 +1,4 @@
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { defineRoute, upsertReply } from '../../platform/route.ts'
 import {
   TransactionCreate,
@@ -21,6 +22,9 @@ const WRITE_ERRORS = ['invalid_reference', 'rule_violation', 'limit_reached'] as
 const RULES_NOTE =
   '`applyRules: true` runs your active rules (CONTRACT §23) first: they fill in the fields the request leaves out, never one it sends, and `rulesApplied` lists the rules that matched.'
 const example = { accountId: 'acct_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b', amount: 12.9, date: '2026-11-21', payeeName: 'Pingo Doce', note: 'groceries' }
+
+/** The resource as GET shows it (404 when absent): what an If-Match is checked against. */
+const current = ({ tenant, params }: { tenant: Tenant; params: { transactionId: string } }) => toTransaction(getTransactionView(tenant, params.transactionId))
 
 export const transactionRoutes = [
   defineRoute({
@@ -54,6 +58,7 @@ export const transactionRoutes = [
     statuses: [201],
     errors: [...WRITE_ERRORS, 'external_id_conflict'],
     requestExample: example,
+    etag: true,
     handle: ({ tenant, auth, body }) => {
       const { written, rulesApplied } = recordTransaction(tenant, auth.subject.country, body)
       const data = toTransaction(viewOf(tenant, written.row))
@@ -73,6 +78,7 @@ export const transactionRoutes = [
     statuses: [201, 200],
     errors: [...WRITE_ERRORS],
     requestExample: { externalId: 'bank-tx-9812', ...example },
+    etag: true,
     handle: ({ tenant, auth, body }) => {
       const { created, written, rulesApplied } = upsertTransaction(tenant, auth.subject.country, body)
       const reply = upsertReply(created, toTransaction(viewOf(tenant, written.row)), `/v1/transactions/${written.row.id}`)
@@ -117,6 +123,7 @@ export const transactionRoutes = [
     response: TransactionResponse,
     statuses: [200],
     errors: ['not_found'],
+    etag: true,
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toTransaction(getTransactionView(tenant, params.transactionId)) } }),
   }),
   defineRoute({
@@ -134,6 +141,8 @@ export const transactionRoutes = [
     statuses: [200],
     errors: ['not_found', ...WRITE_ERRORS, 'external_id_conflict'],
     requestExample: { amount: 13.4, note: 'groceries and bread' },
+    // If-Match is checked against the resource as it is now (CONTRACT §25).
+    current,
     handle: ({ tenant, auth, params, body }) => {
       const { row } = updateTransaction(tenant, auth.subject.country, params.transactionId, body)
       return { status: 200, body: { data: toTransaction(viewOf(tenant, row)) } }
@@ -152,6 +161,8 @@ export const transactionRoutes = [
     statuses: [200],
     // Reversing the effect can move a balance or payee total past ±92233720368: rule_violation.
     errors: ['not_found', 'rule_violation'],
+    // If-Match is checked against the resource as it is now (CONTRACT §25).
+    current,
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toTransaction(deleteTransaction(tenant, params.transactionId)) } }),
   }),
 ]

@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { newId } from '../../db/ids.ts'
+import { settleCreated } from '../../db/tenant/change-log.ts'
 import type { Tenant } from '../../db/tenant/tenant.ts'
 import { transactions } from '../../db/tenant/schema.ts'
 import { externalIdConflict, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
@@ -170,11 +171,13 @@ export function createTransaction(tenant: Tenant, country: string | null, body: 
   return tenant.write(() => {
     const refs = scope?.refs ?? new References(tenant, country)
     const resolved = resolveDraft(refs, body, BLANK, NOTHING_STORED)
-    const row: TransactionRow = { ...resolved.draft, id: newId('txn'), createdAt: Date.now() }
+    const now = Date.now()
+    const row: TransactionRow = { ...resolved.draft, id: newId('txn'), createdAt: now, updatedAt: now }
     insertTransaction(tenant, row)
     const legs = writeLegs(tenant, row, resolved.legs ?? [])
     const tagIds = resolved.tagIds ?? []
     insertTagLinks(tenant, row, tagIds)
+    settleCreated(tenant, 'transactions', row.id)
     refs.stored(row)
     const effects = (scope?.effects ?? new Effects()).add(row, 1n, { legs, tagIds })
     if (!scope?.effects) effects.apply(tenant)
@@ -199,9 +202,10 @@ export function updateTransaction(
     if (!current) throw notFound('Transaction', id)
     const refs = scope?.refs ?? new References(tenant, country)
     const stored = storedParts(tenant, current)
-    const { id: _id, createdAt, ...draft } = current
+    // updatedAt is written back as it was: the feed's trigger moves it when the write changes something.
+    const { id: _id, createdAt, updatedAt, ...draft } = current
     const resolved = resolveDraft(refs, body, draft, stored, id)
-    const next: TransactionRow = { ...resolved.draft, id, createdAt }
+    const next: TransactionRow = { ...resolved.draft, id, createdAt, updatedAt }
     replaceTransaction(tenant, next)
     let legs = stored.legs
     if (resolved.legs !== null && !sameLegs(resolved.legs, stored.legs)) {
