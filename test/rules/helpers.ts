@@ -5,7 +5,7 @@ import { createAccount, type Json } from '../transactions/helpers.ts'
 
 export type { Json }
 
-export const RULE_FIELDS = ['id', 'externalId', 'name', 'priority', 'isActive', 'match', 'conditions', 'actions', 'stopProcessing', 'createdAt']
+export const RULE_FIELDS = ['id', 'externalId', 'name', 'priority', 'isActive', 'match', 'conditions', 'actions', 'stopProcessing', 'createdAt', 'updatedAt']
 
 export async function newRule(server: TestServer, key: string, body: Json): Promise<Json> {
   const res = await server.request('POST', '/v1/rules', { key, body })

@@ -37,7 +37,8 @@ describe('the resource', () => {
 
     const changed = await server.request('PATCH', `/v1/rules/${rule.id}`, { key, body: { priority: 5, isActive: false, match: 'any', stopProcessing: true } })
     expect(changed.status).toBe(200)
-    expect(changed.json.data).toEqual({ ...rule, priority: 5, isActive: false, match: 'any', stopProcessing: true })
+    expect(changed.json.data).toEqual({ ...rule, priority: 5, isActive: false, match: 'any', stopProcessing: true, updatedAt: changed.json.data.updatedAt })
+    expect(changed.json.data.updatedAt).toBeGreaterThanOrEqual(rule.updatedAt)
     // conditions and actions replace the lists
     const replaced = await server.request('PATCH', `/v1/rules/${rule.id}`, {
       key,
@@ -68,7 +69,7 @@ describe('the resource', () => {
       ],
       actions: [{ set: 'tagNames', value: ['Food', 'Weekly'] }],
     })
-    const { id: _id, createdAt: _createdAt, ...body } = rule
+    const { id: _id, createdAt: _createdAt, updatedAt: _updatedAt, ...body } = rule
     const again = await server.request('PATCH', `/v1/rules/${rule.id}`, { key, body })
     expect(again.status).toBe(200)
     expect(again.json.data).toEqual(rule)

@@ -35,7 +35,7 @@ describe('applyRules is off unless asked for', () => {
       expect(res.json.rulesApplied).toBeNull()
       expect(res.json.data.categoryId).toBeNull()
     }
-    const strip = (text: string) => text.replace(/"(id|createdAt)":("[^"]*"|\d+)/g, '')
+    const strip = (text: string) => text.replace(/"(id|createdAt|updatedAt)":("[^"]*"|\d+)/g, '')
     expect(strip(off.text)).toBe(strip(plain.text))
     const upsert = await server.request('POST', '/v1/transactions/upsert', { key, body: { ...body, externalId: 'u-1' } })
     expect(upsert.json).toMatchObject({ operation: 'created', rulesApplied: null, data: { categoryId: null } })

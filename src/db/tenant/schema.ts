@@ -240,6 +240,7 @@ export const rules = sqliteTable(
     actions: json<StoredAction[]>('actions').notNull(),
     stopProcessing: flag('stop_processing').notNull(),
     createdAt: int('created_at').notNull(),
+    updatedAt: updatedAt(),
   },
   (t) => [uniqueIndex('rules_external_id_idx').on(t.externalId), index('rules_order_idx').on(t.priority, t.createdAt, t.id)],
 )

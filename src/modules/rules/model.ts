@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { Cursor, EpochMs, ExternalId, Id, Limit, ListOf, Name, Nullable, PathId, SingleOf, UpsertOf } from '../../platform/schemas.ts'
+import { Cursor, EpochMs, ExternalId, Id, Limit, ListOf, Name, Nullable, PathId, SingleOf, UpdatedAt, UpsertOf } from '../../platform/schemas.ts'
 
 /** Rules (CONTRACT §23): conditions on a transaction, and the fields they fill in when they hold. */
 
@@ -79,6 +79,7 @@ export const Rule = t.Object(
     actions: t.Array(Action),
     stopProcessing: t.Boolean({ description: 'when this rule matches, no later rule runs' }),
     createdAt: EpochMs,
+    updatedAt: UpdatedAt,
   },
   { title: 'Rule', additionalProperties: false },
 )

@@ -70,5 +70,6 @@ export function toRule(row: RuleRow): RuleOut {
     actions: row.actions.map((action) => ({ set: action.set as RuleOut['actions'][number]['set'], value: action.value })),
     stopProcessing: row.stopProcessing,
     createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
   }
 }

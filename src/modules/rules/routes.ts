@@ -1,3 +1,4 @@
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { defineRoute, upsertReply } from '../../platform/route.ts'
 import { RuleCreate, RuleListQuery, RuleListResponse, RuleParams, RuleResponse, RuleUpdate, RuleUpsert, RuleUpsertResponse } from './model.ts'
 import { toRule } from './queries.ts'
@@ -5,6 +6,8 @@ import { createRule, deleteRule, getRule, listRules, updateRule, upsertRule } fr
 
 /** Rules fill in transactions: they take the transaction scopes (CONTRACT §23). */
 const tag = 'Rules'
+/** If-Match on PATCH and DELETE is checked against the rule as it is now (CONTRACT §25). */
+const current = ({ tenant, params }: { tenant: Tenant; params: { ruleId: string } }) => toRule(getRule(tenant, params.ruleId))
 const WRITE_ERRORS = ['invalid_reference', 'rule_violation'] as const
 
 const example = {
@@ -45,6 +48,7 @@ export const ruleRoutes = [
     statuses: [201],
     errors: [...WRITE_ERRORS, 'external_id_conflict', 'limit_reached'],
     requestExample: example,
+    etag: true,
     handle: ({ tenant, auth, body }) => {
       const row = createRule(tenant, auth.subject.country, body)
       return { status: 201, body: { data: toRule(row) }, location: `/v1/rules/${row.id}` }
@@ -62,6 +66,7 @@ export const ruleRoutes = [
     statuses: [201, 200],
     errors: [...WRITE_ERRORS, 'limit_reached'],
     requestExample: { externalId: 'rule-coffee', ...example },
+    etag: true,
     handle: ({ tenant, auth, body }) => {
       const { created, row } = upsertRule(tenant, auth.subject.country, body)
       return upsertReply(created, toRule(row), `/v1/rules/${row.id}`)
@@ -78,6 +83,7 @@ export const ruleRoutes = [
     response: RuleResponse,
     statuses: [200],
     errors: ['not_found'],
+    etag: true,
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toRule(getRule(tenant, params.ruleId)) } }),
   }),
   defineRoute({
@@ -94,6 +100,7 @@ export const ruleRoutes = [
     statuses: [200],
     errors: ['not_found', ...WRITE_ERRORS, 'external_id_conflict'],
     requestExample: { priority: 10, isActive: false },
+    current,
     handle: ({ tenant, auth, params, body }) => ({ status: 200, body: { data: toRule(updateRule(tenant, auth.subject.country, params.ruleId, body)) } }),
   }),
   defineRoute({
@@ -108,6 +115,7 @@ export const ruleRoutes = [
     response: RuleResponse,
     statuses: [200],
     errors: ['not_found'],
+    current,
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toRule(deleteRule(tenant, params.ruleId)) } }),
   }),
 ]

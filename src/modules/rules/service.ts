@@ -1,3 +1,4 @@
+import { settleCreated } from '../../db/tenant/change-log.ts'
 import { eq } from 'drizzle-orm'
 import { isId, newId } from '../../db/ids.ts'
 import { rules, type StoredAction, type StoredCondition } from '../../db/tenant/schema.ts'
@@ -138,7 +139,7 @@ function storedActions(tenant: Tenant, country: string | null, actions: ActionIn
   })
 }
 
-type Changes = Partial<Omit<RuleRow, 'id' | 'createdAt'>>
+type Changes = Partial<Omit<RuleRow, 'id' | 'createdAt' | 'updatedAt'>>
 
 /** `prefix`: where the rule sits in the request (`rule.` in a rules test), for the fields a refusal names. */
 function changesFrom(tenant: Tenant, country: string | null, body: RuleUpdateInput, selfId?: string, prefix = ''): Changes {
@@ -163,6 +164,7 @@ function changesFrom(tenant: Tenant, country: string | null, body: RuleUpdateInp
 /** A rule's full stored form, checked, without saving it: what `rules test` runs for a rule sent inline (as `field`). */
 export function draftRule(tenant: Tenant, country: string | null, body: RuleCreateInput, field: string): RuleRow {
   const changes = changesFrom(tenant, country, { ...body, externalId: undefined }, undefined, `${field}.`)
+  const now = Date.now()
   return {
     id: 'rul_draft',
     externalId: null,
@@ -170,7 +172,8 @@ export function draftRule(tenant: Tenant, country: string | null, body: RuleCrea
     isActive: true,
     match: 'all',
     stopProcessing: false,
-    createdAt: Date.now(),
+    createdAt: now,
+    updatedAt: now,
     name: changes.name as string,
     conditions: changes.conditions as StoredCondition[],
     actions: changes.actions as StoredAction[],
@@ -188,6 +191,7 @@ export function createRule(tenant: Tenant, country: string | null, body: RuleCre
   return tenant.write(() => {
     const changes = changesFrom(tenant, country, body)
     assertRoomFor(tenant, 'rules')
+    const now = Date.now()
     const row: RuleRow = {
       id: newId('rul'),
       externalId: null,
@@ -195,13 +199,15 @@ export function createRule(tenant: Tenant, country: string | null, body: RuleCre
       isActive: true,
       match: 'all',
       stopProcessing: false,
-      createdAt: Date.now(),
+      createdAt: now,
+      updatedAt: now,
       name: changes.name as string,
       conditions: changes.conditions as StoredCondition[],
       actions: changes.actions as StoredAction[],
       ...changes,
     }
     tenant.db.insert(rules).values(row).run()
+    settleCreated(tenant, 'rules', row.id)
     return row
   })
 }
@@ -210,8 +216,10 @@ export function updateRule(tenant: Tenant, country: string | null, id: string, b
   return tenant.write(() => {
     const current = getRule(tenant, id)
     const changes = changesFrom(tenant, country, body, id)
-    if (Object.keys(changes).length > 0) tenant.db.update(rules).set(changes).where(eq(rules.id, id)).run()
-    return { ...current, ...changes }
+    if (Object.keys(changes).length === 0) return current
+    tenant.db.update(rules).set(changes).where(eq(rules.id, id)).run()
+    // Read back: the feed's trigger stamped updatedAt if anything changed (CONTRACT §25).
+    return getRule(tenant, id)
   })
 }
 
