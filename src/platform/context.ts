@@ -36,6 +36,8 @@ export class RequestState {
   body?: unknown
   query?: unknown
   idempotency?: { ownerId: string; key: string; fingerprint: string; token?: symbol }
+  /** A PUT sent without an Idempotency-Key: it writes, but keeps no answer to replay (CONTRACT §8). */
+  keyless?: boolean
   replay?: StoredResponse
   /** The route pattern that matched, for the access log. */
   route?: string

@@ -4,14 +4,14 @@ import type { AuthContext } from './auth.ts'
 import { type Platform, type RequestState, requestStateOf } from './context.ts'
 import { PROBLEM_CONTENT_TYPE } from './errors.ts'
 import type { DeferredOperations } from './openapi.ts'
-import type { AnyRoute } from './route.ts'
+import { type AnyRoute, isWriteMethod } from './route.ts'
 import { assertValid, coerceQuery } from './validation.ts'
-import { Input, performGroupedWrite, prepareWrite } from './write-path.ts'
+import { Input, performGroupedWrite, performKeylessWrite, prepareWrite } from './write-path.ts'
 
 /**
  * The request pipeline, in the order of CONTRACT §6: route → authentication → rate limit →
  * scope/tier → idempotency → body → handler. The route's handler runs synchronously, inside
- * the write transaction for POST and PATCH, so a write and its idempotency record commit
+ * the write transaction for POST, PATCH and PUT, so a write and its idempotency record commit
  * together (in a commit shared with the owner's other writes of the same turn: write-groups.ts).
  */
 
@@ -47,6 +47,9 @@ function execute(platform: Platform, route: AnyRoute, state: RequestState, param
   }
   const input = new Input(platform.tenants, state, params)
   const idem = state.idempotency
+  if (state.keyless) {
+    return performKeylessWrite(platform, route, state, input).then((outcome) => respond(set, outcome.status, outcome.body, outcome.location, outcome.headers))
+  }
   if (!idem) {
     const reply = route.handle(input)
     return respond(set, reply.status, reply.serialized ?? JSON.stringify(reply.body), reply.location, reply.headers)
@@ -61,7 +64,7 @@ type RouteContext = { request: Request; params: unknown; set: ResponseSetter }
 export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[], operations: DeferredOperations): void {
   const server = () => app.server
   for (const route of routes) {
-    const isWrite = route.method === 'POST' || route.method === 'PATCH'
+    const isWrite = isWriteMethod(route.method)
 
     // One Elysia handler per route runs the whole pipeline (a transform hook would cost an
     // await per request). It is synchronous for a read by a key verified before; only a
