@@ -29,7 +29,9 @@ const CATEGORY_ORDER = '(1 - c.is_system), c.created_at, c.id'
  * through an index that holds every column it needs (EXPLAIN QUERY PLAN in
  * test/budgets/plan.test.ts): transactions that are neither transfers nor split, summed by
  * account and category; and the legs of split ones, by their own category, kept apart per
- * transaction so a transaction is counted once however many of its legs share a parent.
+ * transaction so a transaction is counted once however many of its legs share a parent. The
+ * indexes and the join order are named (INDEXED BY, CROSS JOIN), so no statistics of a file
+ * can turn the plan into a scan.
  *
  * Sums are exact at any size: each amount is summed as its high and low 32 bits, which cannot
  * overflow SQLite's 64-bit integers (as a plain sum of large amounts could) and are put back
@@ -43,7 +45,7 @@ const ACTIVITY = `
   UNION ALL
   SELECT t.account_id, s.category_id, s.transaction_id, sum(s.amount >> 32), sum(s.amount & 4294967295), count(*)
   FROM transaction_splits AS s INDEXED BY transaction_splits_budget_idx
-  JOIN transactions AS t ON t.id = s.transaction_id
+  CROSS JOIN transactions AS t INDEXED BY sqlite_autoindex_transactions_1 ON t.id = s.transaction_id
   WHERE s.date >= ?1 AND s.date <= ?2 AND t.is_transfer = 0
   GROUP BY s.transaction_id, s.category_id`
 

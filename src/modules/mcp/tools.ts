@@ -294,6 +294,13 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
     ),
     direct(
       routes,
+      'get_budget',
+      'getBudget',
+      'Read a month’s budget',
+      'A month (YYYY-MM): per planned category, planned, spent and remaining, with totals and what is uncategorized; includeUnplanned also lists every category with spending but no plan. Spent is computed by pfin, exactly: split transactions count by leg, transfers never count, a category includes the categories below it, and accounts in other currencies are reported in otherCurrencies, never converted. Amounts use pfin’s sign: positive is money out, negative money in (income is planned and received negative); remaining = planned − spent.',
+    ),
+    direct(
+      routes,
       'upsert_account',
       'upsertAccount',
       'Create or update an account',
@@ -323,13 +330,6 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
     ),
     updateTool(routes),
     importTool(routes),
-    direct(
-      routes,
-      'get_budget',
-      'getBudget',
-      'Read a month’s budget',
-      'A month (YYYY-MM): per planned category, planned, spent and remaining, with totals and what is uncategorized; includeUnplanned also lists every category with spending but no plan. Spent is computed by pfin, exactly: split transactions count by leg, transfers never count, a category includes the categories below it, and accounts in other currencies are reported in otherCurrencies, never converted. Amounts use pfin’s sign: positive is money out, negative money in (income is planned and received negative); remaining = planned − spent.',
-    ),
     direct(
       routes,
       'set_budget',
