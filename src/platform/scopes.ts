@@ -15,7 +15,7 @@ export const SCOPES = [
   'payees:write',
   'budgets:read',
   'budgets:write',
-  // No routes yet: the schedules work lands on this plumbing (issue 27 §2).
+  // Scheduled transactions: no route needs them yet.
   'schedules:read',
   'schedules:write',
 ] as const

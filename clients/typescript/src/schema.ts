@@ -49,7 +49,7 @@ export interface paths {
         };
         /**
          * Everything an automated agent should read before it changes anything
-         * @description Profile, accounts and categories (in list order), the most-used payees, the tags, the newest transactions (with their legs and tags) and the server time, read from one consistent snapshot.
+         * @description Profile, accounts and categories (in list order), the most-used payees, the tags, the newest transactions (with their legs and tags), the current month’s budget (with `budgets:read`) and the server time, read from one consistent snapshot.
          *
          *     Required scopes: `me:read`, `accounts:read`, `categories:read`, `payees:read`, `transactions:read`.
          */
@@ -468,6 +468,78 @@ export interface paths {
         patch: operations["updateTag"];
         trace?: never;
     };
+    "/v1/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Each month’s totals, planned against spent (for charts)
+         * @description One summary per month from `from` to `to` (at most 24 months), oldest first. Amounts are exact decimals in pfin’s sign: positive is money out, negative money in, so income is planned (and received) negative, and `remaining` is always planned − spent.
+         *
+         *     Required scope: `budgets:read`.
+         */
+        get: operations["listBudgetSummaries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets/{month}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A month’s budget: planned, spent and remaining per category
+         * @description Spent is the sum of the month’s transactions in accounts of the budget currency: split transactions count by leg, transfers never count, a category includes the categories below it, and other currencies are reported apart, never converted. Amounts are exact decimals in pfin’s sign: positive is money out, negative money in, so income is planned (and received) negative, and `remaining` is always planned − spent.
+         *
+         *     Required scope: `budgets:read`.
+         */
+        get: operations["getBudget"];
+        /**
+         * Set a month’s whole plan at once
+         * @description The month holds exactly `categories` afterwards, or with `copyFrom`, that month’s plan (its archived categories left out) with `categories` replacing or removing (planned 0) the entries they name. Amounts are in the owner’s defaultCurrency. Amounts are exact decimals in pfin’s sign: positive is money out, negative money in, so income is planned (and received) negative, and `remaining` is always planned − spent. A repeated PUT changes nothing more; Idempotency-Key is optional.
+         *
+         *     Required scope: `budgets:write`.
+         */
+        put: operations["setBudget"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets/{month}/categories/{categoryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set, replace or remove one planned amount
+         * @description Replaces the category’s entry for the month (a note not sent is cleared); `planned: 0` removes it. The other categories keep theirs. Amounts are in the owner’s defaultCurrency. Amounts are exact decimals in pfin’s sign: positive is money out, negative money in, so income is planned (and received) negative, and `remaining` is always planned − spent.
+         *
+         *     Required scope: `budgets:write`.
+         */
+        put: operations["setBudgetCategory"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/changes": {
         parameters: {
             query?: never;
@@ -479,7 +551,7 @@ export interface paths {
          * What changed since a cursor, deletions included
          * @description Every entity appears once, at its latest change, in `seq` order; an entity changed while you page comes again later. Store `nextCursor` and call again while `hasMore`; later, call with the stored cursor to get what changed since. A 410 `cursor_expired` means the feed can no longer say what changed since that cursor (tombstones purged, or a restore): resync by calling without a cursor. Only the kinds the key may read are returned.
          *
-         *     Required scope: at least one of `accounts:read`, `categories:read`, `payees:read`, `transactions:read`.
+         *     Required scope: at least one of `accounts:read`, `categories:read`, `payees:read`, `transactions:read`, `budgets:read`.
          */
         get: operations["listChanges"];
         put?: never;
@@ -560,7 +632,7 @@ export interface components {
              * @constant
              */
             accessMode: "self";
-            scopes: ("me:read" | "accounts:read" | "accounts:write" | "transactions:read" | "transactions:write" | "categories:read" | "categories:write" | "payees:read" | "payees:write")[];
+            scopes: ("me:read" | "accounts:read" | "accounts:write" | "transactions:read" | "transactions:write" | "categories:read" | "categories:write" | "payees:read" | "payees:write" | "budgets:read" | "budgets:write" | "schedules:read" | "schedules:write")[];
         };
         /** MeResponse */
         MeResponse: {
@@ -715,6 +787,64 @@ export interface components {
             /** @description the tags, in the order given; [] when none */
             tagIds: string[];
         };
+        /** BudgetCategory */
+        BudgetCategory: {
+            categoryId: string;
+            categoryType: ("expense" | "income") | null;
+            parentId: string | null;
+            /** @description exact decimal, pfin's sign (positive = money out); 0 when not planned; income is planned negative */
+            planned: number;
+            /** @description exact decimal, pfin's sign (positive = money out); the month’s transactions and legs in this category and the categories below it, in accounts of the budget currency */
+            spent: number;
+            /** @description exact decimal, pfin's sign (positive = money out); planned − spent */
+            remaining: number;
+            /** @description the transactions behind `spent`, each counted once */
+            transactionCount: number;
+            /** @description activity in accounts of other currencies, one entry per currency with any, by code; never converted */
+            otherCurrencies: {
+                currency: string;
+                /** @description exact decimal, pfin's sign (positive = money out); in that currency, never converted */
+                spent: number;
+            }[];
+            note: string | null;
+        };
+        /** BudgetTotals */
+        BudgetTotals: {
+            /** @description exact decimal, pfin's sign (positive = money out); the plans of expense categories (and untyped ones), a plan inside a planned parent counted once, in the parent */
+            plannedExpense: number;
+            /** @description exact decimal, pfin's sign (positive = money out); what expense (and untyped) categories spent, each transaction or leg once */
+            spentExpense: number;
+            /** @description exact decimal, pfin's sign (positive = money out); the plans of income categories: negative, as income is */
+            plannedIncome: number;
+            /** @description exact decimal, pfin's sign (positive = money out); what income categories received: negative, as income is */
+            receivedIncome: number;
+        };
+        /** BudgetUncategorized */
+        BudgetUncategorized: {
+            /** @description exact decimal, pfin's sign (positive = money out); transactions and legs without a category, in accounts of the budget currency */
+            spent: number;
+            transactionCount: number;
+            /** @description activity in accounts of other currencies, one entry per currency with any, by code; never converted */
+            otherCurrencies: {
+                currency: string;
+                /** @description exact decimal, pfin's sign (positive = money out); in that currency, never converted */
+                spent: number;
+            }[];
+        };
+        /** Budget */
+        Budget: {
+            /**
+             * @description a calendar month, YYYY-MM
+             * @example 2026-11
+             */
+            month: string;
+            /** @description an upper-case currency code such as EUR or BTC */
+            currency: string;
+            /** @description the planned categories (and with includeUnplanned, every one with activity), in category list order */
+            categories: components["schemas"]["BudgetCategory"][];
+            totals: components["schemas"]["BudgetTotals"];
+            uncategorized: components["schemas"]["BudgetUncategorized"];
+        };
         /** AgentContext */
         AgentContext: {
             me: components["schemas"]["Me"];
@@ -724,6 +854,8 @@ export interface components {
             /** @description every live tag (archived ones too with includeArchived), oldest first */
             tags: components["schemas"]["Tag"][];
             recentTransactions: components["schemas"]["Transaction"][];
+            /** @description the current month’s budget (UTC), as GET /v1/budgets/{month} gives it; null when the key lacks budgets:read or the owner has no defaultCurrency */
+            budget: components["schemas"]["Budget"] | null;
             /** @description Unix epoch milliseconds */
             serverTime: number;
         };
@@ -1128,19 +1260,89 @@ export interface components {
             /** @description false restores an archived tag; true archives it */
             isArchived?: boolean;
         };
+        /** BudgetSummary */
+        BudgetSummary: {
+            /**
+             * @description a calendar month, YYYY-MM
+             * @example 2026-11
+             */
+            month: string;
+            /** @description an upper-case currency code such as EUR or BTC */
+            currency: string;
+            totals: components["schemas"]["BudgetTotals"];
+            uncategorized: components["schemas"]["BudgetUncategorized"];
+        };
+        /** BudgetSummariesResponse */
+        BudgetSummariesResponse: {
+            data: components["schemas"]["BudgetSummary"][];
+        };
+        /** BudgetResponse */
+        BudgetResponse: {
+            data: components["schemas"]["Budget"];
+        };
+        /** BudgetPlanEntry */
+        BudgetPlanEntry: {
+            categoryId: string;
+            /** @description exact decimal, pfin's sign (positive = money out); never 0: a removed plan is no entry */
+            planned: number;
+            note: string | null;
+        };
+        /** BudgetPlan */
+        BudgetPlan: {
+            /**
+             * @description a calendar month, YYYY-MM
+             * @example 2026-11
+             */
+            month: string;
+            /** @description an upper-case currency code such as EUR or BTC */
+            currency: string;
+            /** @description in category list order */
+            categories: components["schemas"]["BudgetPlanEntry"][];
+        };
+        /** BudgetPlanResponse */
+        BudgetPlanResponse: {
+            data: components["schemas"]["BudgetPlan"];
+        };
+        /** BudgetEntryInput */
+        BudgetEntryInput: {
+            categoryId: string;
+            /** @description exact decimal, at most 8 decimal places, |value| ≤ 92233720368 */
+            planned: number;
+            note?: string | null;
+        };
+        /** BudgetMonthPut */
+        BudgetMonthPut: {
+            /** @description the month’s plan: every category to plan, each once (planned 0: not planned) */
+            categories: components["schemas"]["BudgetEntryInput"][];
+            /**
+             * @description a calendar month, YYYY-MM, whose plan is copied first; `categories` then replace or remove the entries they name
+             * @example 2026-10
+             */
+            copyFrom?: string;
+        };
+        /**
+         * BudgetCategoryPut
+         * @description Replaces the entry: a note not sent is cleared; planned 0 removes the entry.
+         */
+        BudgetCategoryPut: {
+            /** @description exact decimal, at most 8 decimal places, |value| ≤ 92233720368 */
+            planned: number;
+            note?: string | null;
+        };
         /** Change */
         Change: {
             /** @description position in the owner’s feed; grows with every change */
             seq: number;
-            resource: "account" | "category" | "payee" | "transaction" | "tag";
+            resource: "account" | "category" | "payee" | "transaction" | "tag" | "budget";
+            /** @description the entity’s id; for a budget, its month (YYYY-MM) */
             id: string;
             /** @description `delete` is a deleted transaction’s tombstone */
             op: "upsert" | "delete";
             /** @description Unix epoch milliseconds */
             changedAt: number;
             externalId: string | null;
-            /** @description the object as it is now (`upsert`), or null (`delete`) */
-            data: components["schemas"]["Account"] | components["schemas"]["Category"] | components["schemas"]["Payee"] | components["schemas"]["Transaction"] | components["schemas"]["Tag"] | null;
+            /** @description the object as it is now (`upsert`), or null (`delete`); a budget’s is its plan (BudgetPlan) */
+            data: components["schemas"]["Account"] | components["schemas"]["Category"] | components["schemas"]["Payee"] | components["schemas"]["Transaction"] | components["schemas"]["Tag"] | components["schemas"]["BudgetPlan"] | null;
         };
         /** ChangesResponse */
         ChangesResponse: {
@@ -1155,6 +1357,8 @@ export interface components {
     parameters: {
         /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
         IdempotencyKey: string;
+        /** @description Optional on PUT (a repeated PUT is harmless either way); when sent, it works as on POST: the same key with the same request replays the stored response. */
+        OptionalIdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -7310,6 +7514,725 @@ export interface operations {
             };
         };
     };
+    listBudgetSummaries: {
+        parameters: {
+            query: {
+                /** @description the first month, YYYY-MM */
+                from: string;
+                /** @description the last month, YYYY-MM: from ≤ to, at most 24 months */
+                to: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetSummariesResponse"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `rule_violation`: Rule violation */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBudget: {
+        parameters: {
+            query?: {
+                /** @description also list every category with activity in the month but no plan */
+                includeUnplanned?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description a calendar month, YYYY-MM */
+                month: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetResponse"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `rule_violation`: Rule violation */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setBudget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional on PUT (a repeated PUT is harmless either way); when sent, it works as on POST: the same key with the same request replays the stored response. */
+                "Idempotency-Key"?: components["parameters"]["OptionalIdempotencyKey"];
+            };
+            path: {
+                /** @description a calendar month, YYYY-MM */
+                month: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "copyFrom": "2026-10",
+                 *       "categories": [
+                 *         {
+                 *           "categoryId": "cat_sys_groceries",
+                 *           "planned": 450,
+                 *           "note": "two dinners with guests"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["BudgetMonthPut"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetPlanResponse"];
+                };
+            };
+            /** @description `idempotency_key_invalid`: Idempotency-Key header invalid; `malformed_json`: Malformed JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_key_reused`: Idempotency-Key reused; `idempotency_key_in_progress`: Idempotency-Key in progress */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_reference`: Invalid reference; `rule_violation`: Rule violation */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_storage`: Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setBudgetCategory: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional on PUT (a repeated PUT is harmless either way); when sent, it works as on POST: the same key with the same request replays the stored response. */
+                "Idempotency-Key"?: components["parameters"]["OptionalIdempotencyKey"];
+            };
+            path: {
+                /** @description a calendar month, YYYY-MM */
+                month: string;
+                categoryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "planned": 450
+                 *     }
+                 */
+                "application/json": components["schemas"]["BudgetCategoryPut"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetPlanResponse"];
+                };
+            };
+            /** @description `idempotency_key_invalid`: Idempotency-Key header invalid; `malformed_json`: Malformed JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_key_reused`: Idempotency-Key reused; `idempotency_key_in_progress`: Idempotency-Key in progress */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_reference`: Invalid reference; `rule_violation`: Rule violation */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_storage`: Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listChanges: {
         parameters: {
             query?: {
@@ -7317,7 +8240,7 @@ export interface operations {
                 cursor?: string;
                 /** @description page size, 1–500 (default 100) */
                 limit?: number;
-                /** @description comma list of accounts, categories, payees, transactions, tags; default: every kind the key may read */
+                /** @description comma list of accounts, categories, payees, transactions, tags, budgets; default: every kind the key may read */
                 resources?: string;
             };
             header?: never;
