@@ -18,5 +18,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0005_change_feed_triggers_conflict_safe', when: 1795451110432, sql: m5 },
   { tag: '0006_splits_and_tags', when: 1795686746694, sql: m6 },
   { tag: '0007_splits_and_tags_triggers', when: 1795686759895, sql: m7 },
-  { tag: '0012_budgets', when: 1795694381405, sql: m8 },
+  { tag: '0012_budgets', when: 1795697708065, sql: m8 },
 ]

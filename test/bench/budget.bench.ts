@@ -45,7 +45,7 @@ interface Owner {
 }
 
 /** Seeds `count` transactions into the owner's file; returns how many fall in `month` and how long it took. */
-function seed(path: string, owner: Owner, count: number, month: string): { seconds: number; inMonth: number } {
+export function seed(path: string, owner: Owner, count: number, month: string): { seconds: number; inMonth: number } {
   const started = performance.now()
   const db = new Database(path, { strict: true })
   try {

@@ -25,13 +25,14 @@ export interface ActivityRow {
 const CATEGORY_ORDER = '(1 - c.is_system), c.created_at, c.id'
 
 /**
- * A month's activity, in one statement: the rows of the month's date range, each visited once
- * through an index that holds every column it needs (EXPLAIN QUERY PLAN in
- * test/budgets/plan.test.ts): transactions that are neither transfers nor split, summed by
- * account and category; and the legs of split ones, by their own category, kept apart per
- * transaction so a transaction is counted once however many of its legs share a parent. The
- * indexes and the join order are named (INDEXED BY, CROSS JOIN), so no statistics of a file
- * can turn the plan into a scan.
+ * A month's activity, in one statement that reads the month's rows once, in order, from two
+ * indexes holding every column it needs (migration 0012_budgets; EXPLAIN QUERY PLAN in
+ * test/budgets/query-plan.test.ts): transactions that are neither transfers nor split, summed
+ * by account and category; and the legs of split ones, by their own category, kept apart per
+ * transaction so that a transaction is counted once however many of its legs share a parent.
+ * Both indexes start with the month and go on in the order the sums group by, so SQLite
+ * neither scans nor sorts; the indexes and the join order are named (INDEXED BY, CROSS JOIN),
+ * so no statistics of a file can turn the plan into a scan.
  *
  * Sums are exact at any size: each amount is summed as its high and low 32 bits, which cannot
  * overflow SQLite's 64-bit integers (as a plain sum of large amounts could) and are put back
@@ -40,13 +41,13 @@ const CATEGORY_ORDER = '(1 - c.is_system), c.created_at, c.id'
 const ACTIVITY = `
   SELECT account_id, category_id, NULL AS split_of, sum(amount >> 32) AS high, sum(amount & 4294967295) AS low, count(*) AS n
   FROM transactions INDEXED BY transactions_budget_idx
-  WHERE date >= ?1 AND date <= ?2 AND is_transfer = 0 AND has_splits = 0
+  WHERE substr(date, 1, 7) = ?1 AND is_transfer = 0 AND has_splits = 0
   GROUP BY account_id, category_id
   UNION ALL
   SELECT t.account_id, s.category_id, s.transaction_id, sum(s.amount >> 32), sum(s.amount & 4294967295), count(*)
   FROM transaction_splits AS s INDEXED BY transaction_splits_budget_idx
   CROSS JOIN transactions AS t INDEXED BY sqlite_autoindex_transactions_1 ON t.id = s.transaction_id
-  WHERE s.date >= ?1 AND s.date <= ?2 AND t.is_transfer = 0
+  WHERE substr(s.date, 1, 7) = ?1 AND t.is_transfer = 0
   GROUP BY s.transaction_id, s.category_id`
 
 type RawActivity = [string, string | null, string | null, bigint, bigint, bigint]
@@ -66,7 +67,7 @@ const statements = lazyStatements({
       'INSERT INTO budget_lines (month, category_id, planned, note) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (month, category_id) DO UPDATE SET planned = excluded.planned, note = excluded.note',
     ),
   dropLine: (db) => prepare<unknown, [string, string]>(db, 'DELETE FROM budget_lines WHERE month = ? AND category_id = ?'),
-  activity: (db) => db.$client.prepare<RawActivity, [string, string]>(ACTIVITY),
+  activity: (db) => db.$client.prepare<RawActivity, [string]>(ACTIVITY),
   currencies: (db) => prepare<{ id: string; currency: string }, []>(db, 'SELECT id, currency FROM accounts'),
   categories: (db) =>
     prepare<{ id: string; parent_id: string | null; type: 'expense' | 'income' | null; is_archived: bigint }, []>(
@@ -107,8 +108,7 @@ export const dropLine = (tenant: Tenant, month: string, categoryId: string): voi
 
 /** Every group of the month's activity (`YYYY-MM`). */
 export function monthActivity(tenant: Tenant, month: string): ActivityRow[] {
-  // Every day of the month, as text: `YYYY-MM-31` sorts after its last day, whatever the month.
-  const rows = budgetQueries(tenant).activity.values(`${month}-01`, `${month}-31`) as unknown as RawActivity[]
+  const rows = budgetQueries(tenant).activity.values(month) as unknown as RawActivity[]
   return rows.map(([accountId, categoryId, splitOf, high, low, n]) => ({
     accountId,
     categoryId,
