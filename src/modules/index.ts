@@ -1,6 +1,7 @@
 import type { AnyRoute } from '../platform/route.ts'
 import { accountRoutes } from './accounts/routes.ts'
 import { agentRoutes } from './agent/routes.ts'
+import { budgetRoutes } from './budgets/routes.ts'
 import { categoryRoutes } from './categories/routes.ts'
 import { changeRoutes } from './changes/routes.ts'
 import { meRoutes } from './me/routes.ts'
@@ -21,5 +22,6 @@ export const routes: AnyRoute[] = [
   ...tagRoutes,
   ...ruleRoutes,
   ...ruleRunRoutes,
+  ...budgetRoutes,
   ...changeRoutes,
 ]

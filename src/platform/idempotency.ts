@@ -17,8 +17,15 @@ export type { StoredResponse }
 
 const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/
 
-/** Reads the `Idempotency-Key` header of a POST or PATCH: 400 when it is absent or malformed. */
-export function readIdempotencyKey(header: string | null): string {
+/**
+ * Reads the `Idempotency-Key` header of a POST, PATCH or PUT: 400 when it is absent (a PUT may
+ * go without one, so its caller does not ask then) or malformed; on a PUT, where the key is
+ * optional, a blank one is malformed rather than "missing".
+ */
+export function readIdempotencyKey(header: string | null, optional = false): string {
+  if (optional && header !== null && header.trim() === '') {
+    throw new ApiError('idempotency_key_invalid', 'Idempotency-Key must be 1 to 255 printable ASCII characters, not blank (or leave the header out)')
+  }
   if (header === null || header.trim() === '') {
     throw new ApiError('idempotency_key_missing', 'The Idempotency-Key header is required on POST and PATCH requests')
   }

@@ -4,7 +4,7 @@ import type { Platform, RequestState } from './context.ts'
 import { ApiError } from './errors.ts'
 import { fingerprint } from './idempotency.ts'
 import { canonicalJson } from './canonical-json.ts'
-import type { AnyRoute } from './route.ts'
+import { type AnyRoute, isWriteMethod } from './route.ts'
 import { assertValid } from './validation.ts'
 import { Input, type Outcome, performWrite, problemOutcome } from './write-path.ts'
 
@@ -36,7 +36,7 @@ export function invoke(platform: Platform, route: AnyRoute, state: RequestState,
     state.query = call.query ?? {}
     state.body = call.body
     const input = new Input(platform.tenants, state, call.params ?? {})
-    if (route.method !== 'POST' && route.method !== 'PATCH') {
+    if (!isWriteMethod(route.method)) {
       const reply = route.handle(input)
       return { status: reply.status, body: reply.serialized ?? JSON.stringify(reply.body), location: reply.location, headers: reply.headers }
     }

@@ -9,7 +9,10 @@ import type { Scope } from './scopes.ts'
  * its input and document its output, and a synchronous handler. `mountRoutes` turns it into
  * an Elysia route behind the request pipeline and into its OpenAPI operation.
  */
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
+/** The methods that write through the idempotent write path (CONTRACT §8); DELETE writes in its handler. */
+export const isWriteMethod = (method: string): boolean => method === 'POST' || method === 'PATCH' || method === 'PUT'
 
 type StaticOf<T> = T extends TSchema ? Static<T> : undefined
 

@@ -39,11 +39,21 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
 }
 
 /**
- * The write half of the pipeline (POST and PATCH): Idempotency-Key, body, fingerprint, then
- * either a stored answer to replay, or the key claimed for this request.
+ * The write half of the pipeline (POST, PATCH, PUT): Idempotency-Key, body, fingerprint, then
+ * either a stored answer to replay, or the key claimed for this request. A PUT sets a state
+ * outright, so sending it twice is harmless: its key is optional, and honoured when sent.
  */
 export async function prepareWrite(platform: Platform, route: AnyRoute, request: Request, state: RequestState, auth: AuthContext): Promise<void> {
-  const key = readIdempotencyKey(request.headers.get('idempotency-key'))
+  const header = request.headers.get('idempotency-key')
+  const isPut = route.method === 'PUT'
+  if (isPut && header === null) {
+    const decoded = route.body ? await readJsonBody(request, route.maxBodyBytes) : undefined
+    checkBody(route, decoded?.value)
+    state.body = decoded?.value
+    state.keyless = true
+    return
+  }
+  const key = readIdempotencyKey(header, isPut)
   const decoded = route.body ? await readJsonBody(request, route.maxBodyBytes) : undefined
   const ownerId = auth.subject.id
   const print = fingerprint(route.method, requestUrl(request).pathname, decoded?.canonical ?? '')
@@ -172,6 +182,26 @@ export function performWrite(platform: Platform, route: AnyRoute, state: Request
     const tenant = input.tenant
     return tenant.write(() => work(tenant))
   })
+}
+
+/**
+ * A PUT without an Idempotency-Key: the same transaction, quota check and group commit as any
+ * write, but no answer is kept, so a repeat runs again (and, being a PUT, changes nothing more).
+ */
+export function performKeylessWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input): Promise<Outcome> {
+  const ownerId = input.auth.subject.id
+  return platform.writes
+    .run(ownerId, (tenant) => {
+      if (tenant.overQuota()) throw quotaExceeded(platform, tenant)
+      return route.handle(input)
+    })
+    .then(
+      (reply): Outcome => ({ status: reply.status, body: reply.serialized ?? JSON.stringify(reply.body), location: reply.location ?? null }),
+      (error: unknown) => {
+        if (error instanceof ApiError && error.status < 500) return problemOutcome(error, state.requestId)
+        throw error
+      },
+    )
 }
 
 /** A write over HTTP: it shares its commit with the owner's other writes of this turn (`WriteGroups`). */

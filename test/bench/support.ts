@@ -107,16 +107,24 @@ export async function spawnServer(cmd: string[], env: Record<string, string>, la
   let text = ''
   const deadline = Date.now() + 30_000
   let port: string | undefined
+  // One read at a time, kept across the waits: a read abandoned when the timer won would take
+  // the next chunk with it (a server slower than a second to print lost its "listening" line).
+  let next = reader.read()
   while (!port) {
-    if (Date.now() > deadline) throw new Error(`${label} did not start; printed:\n${text}`)
-    const chunk = await Promise.race([reader.read(), Bun.sleep(1000).then(() => null)])
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL')
+      throw new Error(`${label} did not start; printed:\n${text}`)
+    }
+    const chunk = await Promise.race([next, Bun.sleep(1000).then(() => null)])
     if (chunk === null) continue
     if (chunk.done) throw new Error(`${label} exited before listening; printed:\n${text}`)
     text += decoder.decode(chunk.value, { stream: true })
     port = /listening on http:\/\/[^\s:]+:(\d+)/.exec(text)?.[1]
+    next = reader.read()
   }
   // Keep draining stdout so the child never blocks on a full pipe.
   void (async () => {
+    if ((await next).done) return
     while (!(await reader.read()).done) {}
   })().catch(() => {})
   return {

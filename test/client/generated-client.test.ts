@@ -236,7 +236,7 @@ describe('what the generated client relies on in the document', () => {
     '/v1/payees': ['GET', 'POST'],
     '/v1/payees/{payeeId}': ['GET', 'PATCH'],
     '/v1/payees/upsert': ['POST'],
-    // Beyond SPEC §4, from CONTRACT §15, §16, §22 and §23.
+    // Beyond SPEC §4, from CONTRACT §15, §16, §22 and §23, §27.
     '/v1/changes': ['GET'],
     '/v1/transactions/batch': ['POST'],
     '/v1/tags': ['GET', 'POST'],
@@ -247,6 +247,9 @@ describe('what the generated client relies on in the document', () => {
     '/v1/rules/upsert': ['POST'],
     '/v1/rules/test': ['POST'],
     '/v1/rules/{ruleId}/apply': ['POST'],
+    '/v1/budgets': ['GET'],
+    '/v1/budgets/{month}': ['GET', 'PUT'],
+    '/v1/budgets/{month}/categories/{categoryId}': ['PUT'],
     '/openapi.json': ['GET'],
   }
 
@@ -255,7 +258,7 @@ describe('what the generated client relies on in the document', () => {
     expect(raw.info.version).toBe('1.0.0-alpha')
   })
 
-  test('every path of SPEC §4 (and of CONTRACT §15, §16, §22, §23) is present with exactly its methods', () => {
+  test('every path of SPEC §4 (and of CONTRACT §15, §16, §22, §23, §27) is present with exactly its methods', () => {
     const problems: string[] = []
     for (const [path, methods] of Object.entries(SPEC_PATHS)) {
       const item = doc.paths[path]
@@ -283,6 +286,11 @@ describe('what the generated client relies on in the document', () => {
       if (method === 'POST' || method === 'PATCH') {
         const key = op.parameters?.find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')
         if (!key?.required) problems.push(`${method} ${path}: Idempotency-Key header parameter`)
+      }
+      // A PUT takes the key when sent (CONTRACT §8): declared, not required.
+      if (method === 'PUT') {
+        const key = op.parameters?.find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')
+        if (!key || key.required) problems.push(`${method} ${path}: an optional Idempotency-Key header parameter`)
       }
     }
     expect(problems).toEqual([])

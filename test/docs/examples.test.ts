@@ -401,6 +401,15 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
     expect(outOf(api, 'TRIP=').trim()).toBe('50.3')
   })
 
+  test('budgets: the plan against what the receipt and the bakery spent; copyFrom with one change', () => {
+    expect(outOf(api, 'ME=').trim().split('\n')).toEqual([
+      'cat_sys_food_drinks 400 33.1 366.9',
+      'cat_sys_groceries 250 33.1 216.9',
+      '{"plannedExpense":400,"spentExpense":50.3,"plannedIncome":0,"receivedIncome":0} {"spent":4.2,"transactionCount":1,"otherCurrencies":[]}',
+    ])
+    expect(outOf(api, '"copyFrom":"2026-11"').trim()).toBe('cat_sys_food_drinks 400, cat_sys_groceries 300')
+  })
+
   test('the error example is the problem it shows', () => {
     const problem = JSON.parse(outOf(api, '"transferToAccountId":"$CHECKING"'))
     expect(problem).toMatchObject({ type: 'urn:pfin:problem:rule_violation', status: 422, code: 'rule_violation' })

@@ -30,6 +30,7 @@ const READ_TOOLS = [
 ]
 const ALL_TOOLS = [
   ...READ_TOOLS,
+  'get_budget',
   'upsert_account',
   'upsert_category',
   'upsert_payee',
@@ -38,6 +39,7 @@ const ALL_TOOLS = [
   'upsert_transaction',
   'update_transaction',
   'import_transactions',
+  'set_budget',
   'delete_transaction',
   'archive_account',
 ]
@@ -145,13 +147,13 @@ afterAll(async () => {
 })
 
 describe('tools/list', () => {
-  test('a read-only key sees exactly the ten read tools; a full key all twenty, in the stable order', async () => {
+  test('a read-only key sees exactly the read tools; a full key all of them, in the stable order', async () => {
     const readOnly = await server.key(owner.id, { scopes: READ_SCOPES })
     expect(await toolNames(server, readOnly.key)).toEqual(READ_TOOLS)
     const { tools } = await full.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(ALL_TOOLS)
     for (const tool of tools) {
-      expect(tool.annotations?.readOnlyHint).toBe(READ_TOOLS.includes(tool.name))
+      expect(tool.annotations?.readOnlyHint).toBe(READ_TOOLS.includes(tool.name) || tool.name === 'get_budget')
       expect(tool.annotations?.destructiveHint).toBe(tool.name === 'delete_transaction' || tool.name === 'archive_account')
       expect(tool.description?.length).toBeGreaterThan(20)
     }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { type AnySQLiteColumn, index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { type AnySQLiteColumn, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import { flag, int, json, money, storedResponseColumns, updatedAt } from '../columns.ts'
 
 /**
@@ -150,6 +150,8 @@ export const transactions = sqliteTable(
     index('transactions_transfer_to_idx').on(t.transferToAccountId, t.date, t.createdAt, t.id).where(sql`transfer_to_account_id IS NOT NULL`),
     index('transactions_category_idx').on(t.categoryId, t.date, t.createdAt, t.id),
     index('transactions_payee_idx').on(t.payeeId, t.date, t.createdAt, t.id),
+    // transactions_budget_idx, on the month (substr(date, 1, 7)) and what a budget sums by, is
+    // written by hand in migration 0012_budgets: drizzle-kit cannot write an index on an expression.
   ],
 )
 
@@ -177,6 +179,7 @@ export const transactionSplits = sqliteTable(
     uniqueIndex('transaction_splits_order_idx').on(t.transactionId, t.position),
     index('transaction_splits_category_idx').on(t.categoryId, t.date, t.createdAt, t.transactionId).where(sql`category_id IS NOT NULL`),
     index('transaction_splits_payee_idx').on(t.payeeId, t.date, t.createdAt, t.transactionId).where(sql`payee_id IS NOT NULL`),
+    // transaction_splits_budget_idx, the month's legs for its budget: by hand in migration 0012_budgets.
   ],
 )
 
@@ -246,6 +249,32 @@ export const rules = sqliteTable(
 )
 
 /**
+ * A month's budget (CONTRACT §27), `YYYY-MM`: the currency its planned amounts are in. Made by
+ * the month's first plan and kept; a month with no planned amount takes the owner's
+ * `defaultCurrency` again at its next write.
+ */
+export const budgets = sqliteTable('budgets', {
+  month: text('month').primaryKey(),
+  currency: text('currency').notNull(),
+})
+
+/** One planned amount of a month, by category; an amount of 0 is no row. */
+export const budgetLines = sqliteTable(
+  'budget_lines',
+  {
+    month: text('month')
+      .notNull()
+      .references(() => budgets.month),
+    categoryId: text('category_id')
+      .notNull()
+      .references(() => categories.id),
+    planned: money('planned').notNull(),
+    note: text('note'),
+  },
+  (t) => [primaryKey({ columns: [t.month, t.categoryId] })],
+)
+
+/**
  * The idempotency keys whose writes this file holds, written in the same transaction as
  * the write itself: a retry after a crash finds its response here and never writes twice.
  */
@@ -269,7 +298,7 @@ export const changeLog = sqliteTable(
   'change_log',
   {
     seq: integer('seq').primaryKey({ autoIncrement: true }),
-    resource: text('resource', { enum: ['account', 'category', 'payee', 'transaction', 'tag', 'rule'] }).notNull(),
+    resource: text('resource', { enum: ['account', 'category', 'payee', 'transaction', 'tag', 'rule', 'budget'] }).notNull(),
     entityId: text('entity_id').notNull(),
     op: text('op', { enum: ['upsert', 'delete'] }).notNull(),
     changedAt: int('changed_at').notNull(),

@@ -5,6 +5,8 @@ import { defineRoute } from '../../platform/route.ts'
 import { BooleanQuery, EpochMs } from '../../platform/schemas.ts'
 import { Account } from '../accounts/model.ts'
 import { listAccountRows, toAccount } from '../accounts/queries.ts'
+import { Budget } from '../budgets/model.ts'
+import { budgetOrNull, currentMonth } from '../budgets/service.ts'
 import { Category } from '../categories/model.ts'
 import { listAllCategoriesForContext } from '../categories/service.ts'
 import { encodeFeedCursor } from '../changes/cursor.ts'
@@ -27,6 +29,10 @@ const AgentContext = t.Object(
     tags: t.Array(Tag, { description: 'every live tag (archived ones too with includeArchived), oldest first' }),
     rules: t.Array(Rule, { description: 'every active rule (inactive ones too with includeArchived), in the order they run' }),
     recentTransactions: t.Array(Transaction),
+    budget: t.Union([Budget, t.Null()], {
+      description:
+        'the current month’s budget (UTC), as GET /v1/budgets/{month} gives it; null when the key lacks budgets:read or the owner has no defaultCurrency',
+    }),
     serverTime: EpochMs,
   },
   { title: 'AgentContext', additionalProperties: false },
@@ -50,7 +56,7 @@ export const agentRoutes = [
     operationId: 'getAgentContext',
     summary: 'Everything an automated agent should read before it changes anything',
     description:
-      'Profile, accounts and categories (in list order), the most-used payees, the tags, the rules, the newest transactions (with their legs and tags) and the server time, read from one consistent snapshot.',
+      'Profile, accounts and categories (in list order), the most-used payees, the tags, the rules, the newest transactions (with their legs and tags), the current month’s budget (with `budgets:read`) and the server time, read from one consistent snapshot.',
     tag: 'Profile',
     scopes: ['me:read', 'accounts:read', 'categories:read', 'payees:read', 'transactions:read'],
     query: AgentContextQuery,
@@ -74,6 +80,8 @@ export const agentRoutes = [
           tags: allTags(tenant, includeArchived),
           rules: allRules(tenant, includeArchived),
           recentTransactions: newestTransactions(tenant, query.recentTransactionLimit ?? 50),
+          // Only for a key that may read budgets: the context needs no scope beyond its five.
+          budget: auth.principal.scopes.includes('budgets:read') ? budgetOrNull(tenant, auth.subject, currentMonth()) : null,
           serverTime: Date.now(),
         },
         // The feed position of this very snapshot: GET /v1/changes from here misses nothing.

@@ -4,6 +4,7 @@ import { ApiError } from '../../platform/errors.ts'
 import { defineRoute } from '../../platform/route.ts'
 import type { Scope } from '../../platform/scopes.ts'
 import { findAccount, toAccount } from '../accounts/queries.ts'
+import { type BudgetOwner, getPlan } from '../budgets/service.ts'
 import { findCategory } from '../categories/queries.ts'
 import { categoryMapper } from '../categories/service.ts'
 import { findPayee, toPayee } from '../payees/queries.ts'
@@ -22,6 +23,7 @@ const READ_SCOPE: Record<FeedResource, Scope> = {
   tags: 'transactions:read',
   // Rules fill in transactions: the same (CONTRACT §23).
   rules: 'transactions:read',
+  budgets: 'budgets:read',
 }
 
 /** The kinds a request reads: those it names (each must be readable), or every readable one. */
@@ -40,7 +42,7 @@ function kindsToRead(scopes: readonly Scope[], named: string | undefined): FeedR
 }
 
 /** Each change with its object as it is now; a category's depth and fullName need the tree, read once. */
-function withData(tenant: Tenant, rows: ChangeRow[]): ChangeOut[] {
+function withData(tenant: Tenant, owner: BudgetOwner, rows: ChangeRow[]): ChangeOut[] {
   let category: ReturnType<typeof categoryMapper> | undefined
   const out: ChangeOut[] = []
   for (const row of rows) {
@@ -62,6 +64,8 @@ function withData(tenant: Tenant, rows: ChangeRow[]): ChangeOut[] {
       } else if (row.resource === 'rule') {
         const found = findRule(tenant, row.entityId)
         data = found ? toRule(found) : null
+      } else if (row.resource === 'budget') {
+        data = getPlan(tenant, row.entityId, owner)
       } else {
         const found = findTransactionView(tenant, row.entityId)
         data = found ? toTransaction(found) : null
@@ -84,7 +88,7 @@ export const changeRoutes = [
       'A 410 `cursor_expired` means the feed can no longer say what changed since that cursor (tombstones purged, or a restore): resync by calling without a cursor. ' +
       'Only the kinds the key may read are returned.',
     tag: 'Sync',
-    scopes: ['accounts:read', 'categories:read', 'payees:read', 'transactions:read'],
+    scopes: ['accounts:read', 'categories:read', 'payees:read', 'transactions:read', 'budgets:read'],
     scopesNeeded: 'any',
     query: ChangesQuery,
     response: ChangesResponse,
@@ -103,7 +107,7 @@ export const changeRoutes = [
         const page = rows.slice(0, limit)
         // At the end, resume from the newest change of any kind: nothing readable lies between.
         const resumeAt = hasMore ? (page[page.length - 1] as ChangeRow).seq : Math.max(after, lastSeq(tenant))
-        return { data: withData(tenant, page), nextCursor: encodeFeedCursor(ownerId, state, resumeAt), hasMore }
+        return { data: withData(tenant, auth.subject, page), nextCursor: encodeFeedCursor(ownerId, state, resumeAt), hasMore }
       })
       return { status: 200, body }
     },

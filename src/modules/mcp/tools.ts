@@ -9,7 +9,7 @@ import { Issues } from '../../platform/issues.ts'
 import { decodeJsonVerbatim } from '../../platform/json.ts'
 import { withoutKeys } from '../../platform/number-sources.ts'
 import { type Invocation, invoke } from '../../platform/invoke.ts'
-import type { AnyRoute } from '../../platform/route.ts'
+import { type AnyRoute, isWriteMethod } from '../../platform/route.ts'
 import { mayCall } from '../../platform/scopes.ts'
 import { addIssues, describeError } from '../../platform/validation.ts'
 import { TransactionBatchEnvelope } from '../transactions/batch-model.ts'
@@ -120,7 +120,7 @@ function direct(
   options: { defaults?: Record<string, unknown>; readOnly?: boolean } = {},
 ): ToolSpec {
   const route = routeOf(routes, operationId)
-  const isWrite = route.method === 'POST' || route.method === 'PATCH'
+  const isWrite = isWriteMethod(route.method)
   return {
     name,
     title,
@@ -269,7 +269,7 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'get_context',
       'getAgentContext',
       'Read the owner’s context',
-      `Read this first. The profile, accounts, categories, the 20 most-used payees, the tags and the 20 newest transactions (raise payeeLimit / recentTransactionLimit for more) in one consistent snapshot, and changesCursor: pass it to get_changes later to see what changed since. ${SIGN_CONVENTION}`,
+      `Read this first. The profile, accounts, categories, the 20 most-used payees, the tags, the 20 newest transactions (raise payeeLimit / recentTransactionLimit for more) and, with budgets:read, this month’s budget, in one consistent snapshot, and changesCursor: pass it to get_changes later to see what changed since. ${SIGN_CONVENTION}`,
       // Smaller than REST's 50 and 50: an agent's context is precious, and it can ask for more.
       { defaults: { payeeLimit: 20, recentTransactionLimit: 20 } },
     ),
@@ -326,6 +326,13 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
     ),
     direct(
       routes,
+      'get_budget',
+      'getBudget',
+      'Read a month’s budget',
+      'A month (YYYY-MM): per planned category, planned, spent and remaining, with totals and what is uncategorized; includeUnplanned also lists every category with spending but no plan. Spent is computed by pfin, exactly: split transactions count by leg, transfers never count, a category includes the categories below it, and accounts in other currencies are reported in otherCurrencies, never converted. Amounts use pfin’s sign: positive is money out, negative money in (income is planned and received negative); remaining = planned − spent.',
+    ),
+    direct(
+      routes,
       'upsert_account',
       'upsertAccount',
       'Create or update an account',
@@ -362,6 +369,13 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
     ),
     updateTool(routes),
     importTool(routes),
+    direct(
+      routes,
+      'set_budget',
+      'setBudgetCategory',
+      'Plan one category’s amount for a month',
+      'Sets the planned amount of one category for one month (YYYY-MM), replacing its entry (a note not sent is cleared); planned 0 removes it. The other categories of the month keep theirs, and calling again with the same input changes nothing. Amounts are exact decimals in the owner’s defaultCurrency, in pfin’s sign: plan spending positive, income negative. Archived categories take no new amount.',
+    ),
     confirmed(routes, {
       name: 'delete_transaction',
       title: 'Delete a transaction (plan, then confirm)',
