@@ -403,9 +403,9 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
 
   test('budgets: the plan against what the receipt and the bakery spent; copyFrom with one change', () => {
     expect(outOf(api, 'ME=').trim().split('\n')).toEqual([
-      'cat_sys_food_drinks 400 33.1 366.9',
+      'cat_sys_food_drinks 400 41 359',
       'cat_sys_groceries 250 33.1 216.9',
-      '{"plannedExpense":400,"spentExpense":50.3,"plannedIncome":0,"receivedIncome":0} {"spent":4.2,"transactionCount":1,"otherCurrencies":[]}',
+      '{"plannedExpense":400,"spentExpense":58.2,"plannedIncome":0,"receivedIncome":0} {"spent":4.2,"transactionCount":1,"otherCurrencies":[]}',
     ])
     expect(outOf(api, '"copyFrom":"2026-11"').trim()).toBe('cat_sys_food_drinks 400, cat_sys_groceries 300')
   })
