@@ -3,6 +3,7 @@ import { accountRoutes } from './accounts/routes.ts'
 import { agentRoutes } from './agent/routes.ts'
 import { categoryRoutes } from './categories/routes.ts'
 import { changeRoutes } from './changes/routes.ts'
+import { presetRoutes } from './imports/preset-routes.ts'
 import { meRoutes } from './me/routes.ts'
 import { payeeRoutes } from './payees/routes.ts'
 import { tagRoutes } from './tags/routes.ts'
@@ -17,5 +18,6 @@ export const routes: AnyRoute[] = [
   ...categoryRoutes,
   ...payeeRoutes,
   ...tagRoutes,
+  ...presetRoutes,
   ...changeRoutes,
 ]

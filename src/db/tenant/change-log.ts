@@ -57,7 +57,7 @@ export function lastSeq(tenant: Tenant): number {
 }
 
 /** How many kinds of entity the feed records: asking for all of them walks the feed itself. */
-const EVERY_KIND = 5
+const EVERY_KIND = 6
 
 /**
  * Up to `limit` changes after `after`, in seq order, of the given kinds. One kind (or a few)

@@ -8,6 +8,8 @@ import { listAccountRows, toAccount } from '../accounts/queries.ts'
 import { Category } from '../categories/model.ts'
 import { listAllCategoriesForContext } from '../categories/service.ts'
 import { encodeFeedCursor } from '../changes/cursor.ts'
+import { ImportPreset } from '../imports/preset-model.ts'
+import { allPresets } from '../imports/presets.ts'
 import { Me, toMe } from '../me/model.ts'
 import { Payee } from '../payees/model.ts'
 import { mostUsedPayees, toPayee } from '../payees/queries.ts'
@@ -23,6 +25,7 @@ const AgentContext = t.Object(
     categories: t.Array(Category),
     payees: t.Array(Payee),
     tags: t.Array(Tag, { description: 'every live tag (archived ones too with includeArchived), oldest first' }),
+    importPresets: t.Array(ImportPreset, { description: 'every import preset (how to read a bank’s CSV export), oldest first' }),
     recentTransactions: t.Array(Transaction),
     serverTime: EpochMs,
   },
@@ -47,7 +50,7 @@ export const agentRoutes = [
     operationId: 'getAgentContext',
     summary: 'Everything an automated agent should read before it changes anything',
     description:
-      'Profile, accounts and categories (in list order), the most-used payees, the tags, the newest transactions (with their legs and tags) and the server time, read from one consistent snapshot.',
+      'Profile, accounts and categories (in list order), the most-used payees, the tags, the import presets, the newest transactions (with their legs and tags) and the server time, read from one consistent snapshot.',
     tag: 'Profile',
     scopes: ['me:read', 'accounts:read', 'categories:read', 'payees:read', 'transactions:read'],
     query: AgentContextQuery,
@@ -69,6 +72,7 @@ export const agentRoutes = [
           categories: listAllCategoriesForContext(tenant, auth.subject.country, includeArchived),
           payees: mostUsedPayees(tenant, query.payeeLimit ?? 50).map(toPayee),
           tags: allTags(tenant, includeArchived),
+          importPresets: allPresets(tenant),
           recentTransactions: newestTransactions(tenant, query.recentTransactionLimit ?? 50),
           serverTime: Date.now(),
         },

@@ -5,6 +5,7 @@ import { defineRoute } from '../../platform/route.ts'
 import type { Scope } from '../../platform/scopes.ts'
 import { findAccount, toAccount } from '../accounts/queries.ts'
 import { findCategory } from '../categories/queries.ts'
+import { findPreset, toPreset } from '../imports/preset-queries.ts'
 import { categoryMapper } from '../categories/service.ts'
 import { findPayee, toPayee } from '../payees/queries.ts'
 import { findTag, toTag } from '../tags/queries.ts'
@@ -19,6 +20,8 @@ const READ_SCOPE: Record<FeedResource, Scope> = {
   transactions: 'transactions:read',
   // Tags are labels on transactions: whoever reads transactions reads them (CONTRACT §22).
   tags: 'transactions:read',
+  // Import presets are how transactions are read from files: the transaction scopes (CONTRACT §24).
+  import_presets: 'transactions:read',
 }
 
 /** The kinds a request reads: those it names (each must be readable), or every readable one. */
@@ -56,6 +59,9 @@ function withData(tenant: Tenant, rows: ChangeRow[]): ChangeOut[] {
       } else if (row.resource === 'tag') {
         const found = findTag(tenant, row.entityId)
         data = found ? toTag(found) : null
+      } else if (row.resource === 'import_preset') {
+        const found = findPreset(tenant, row.entityId)
+        data = found ? toPreset(found) : null
       } else {
         const found = findTransactionView(tenant, row.entityId)
         data = found ? toTransaction(found) : null
