@@ -4,6 +4,7 @@ import { agentRoutes } from './agent/routes.ts'
 import { categoryRoutes } from './categories/routes.ts'
 import { changeRoutes } from './changes/routes.ts'
 import { presetRoutes } from './imports/preset-routes.ts'
+import { importRoutes } from './imports/routes.ts'
 import { meRoutes } from './me/routes.ts'
 import { payeeRoutes } from './payees/routes.ts'
 import { tagRoutes } from './tags/routes.ts'
@@ -15,6 +16,7 @@ export const routes: AnyRoute[] = [
   ...agentRoutes,
   ...accountRoutes,
   ...transactionRoutes,
+  ...importRoutes,
   ...categoryRoutes,
   ...payeeRoutes,
   ...tagRoutes,

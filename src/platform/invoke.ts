@@ -6,7 +6,7 @@ import { fingerprint } from './idempotency.ts'
 import { canonicalJson } from './canonical-json.ts'
 import type { AnyRoute } from './route.ts'
 import { assertValid } from './validation.ts'
-import { Input, type Outcome, performWrite, problemOutcome } from './write-path.ts'
+import { Input, type Outcome, performWrite, problemOutcome, queryPrint } from './write-path.ts'
 
 /**
  * MCP's way into the REST operations (CONTRACT §17): a tool call runs one route in process,
@@ -45,7 +45,7 @@ export function invoke(platform: Platform, route: AnyRoute, state: RequestState,
     const key = `mcp:${state.requestId}:${++invocations}`
     const ownerId = auth.subject.id
     const token = platform.idempotency.claim(ownerId, key) as symbol
-    const idem = { ownerId, key, fingerprint: fingerprint(route.method, route.path, canonicalJson(call.body ?? null)), token }
+    const idem = { ownerId, key, fingerprint: fingerprint(route.method, route.path, canonicalJson(call.body ?? null), queryPrint(route, state)), token }
     return performWrite(platform, route, state, input, idem)
   } catch (error) {
     if (!(error instanceof ApiError)) throw error

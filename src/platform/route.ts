@@ -53,6 +53,12 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
   checkBody?: (value: unknown) => void
   /** The body limit when it is not the usual 1 MiB. */
   maxBodyBytes?: number
+  /**
+   * The body may be a file instead of JSON (CONTRACT §24): a body of any media type but JSON is
+   * read as bytes, up to `maxBytes`, and reaches the handler as a `RawFile`; a JSON body is the
+   * route's `body` as usual. The route's query is then part of the request's fingerprint.
+   */
+  fileBody?: { maxBytes: number; description: string }
   query?: Q
   params?: P
   response: R

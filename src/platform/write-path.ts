@@ -2,7 +2,8 @@ import type { TenantRegistry } from '../db/tenant/registry.ts'
 import type { Tenant } from '../db/tenant/tenant.ts'
 import { checkBody, requestUrl } from './admission.ts'
 import type { AuthContext } from './auth.ts'
-import { readJsonBody } from './body.ts'
+import { canonicalJson } from './canonical-json.ts'
+import { isJsonBody, readFileBody, readJsonBody } from './body.ts'
 import type { Platform, RequestState } from './context.ts'
 import { ApiError, problemBody } from './errors.ts'
 import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempotency.ts'
@@ -43,9 +44,13 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
  */
 export async function prepareWrite(platform: Platform, route: AnyRoute, request: Request, state: RequestState, auth: AuthContext): Promise<void> {
   const key = readIdempotencyKey(request.headers.get('idempotency-key'))
-  const decoded = route.body ? await readJsonBody(request, route.maxBodyBytes) : undefined
+  const decoded = !route.body
+    ? undefined
+    : route.fileBody && !isJsonBody(request)
+      ? await readFileBody(request, route.fileBody.maxBytes)
+      : await readJsonBody(request, route.maxBodyBytes)
   const ownerId = auth.subject.id
-  const print = fingerprint(route.method, requestUrl(request).pathname, decoded?.canonical ?? '')
+  const print = fingerprint(route.method, requestUrl(request).pathname, decoded?.canonical ?? '', queryPrint(route, state))
   const stored = platform.idempotency.find(platform.tenants.get(ownerId), key)
   if (stored) {
     if (stored.fingerprint !== print) {
@@ -62,6 +67,9 @@ export async function prepareWrite(platform: Platform, route: AnyRoute, request:
   state.body = decoded?.value
   state.idempotency = { ownerId, key, fingerprint: print, token }
 }
+
+/** The query's part of a fingerprint: only for a route that takes a file, whose options come in the query. */
+export const queryPrint = (route: AnyRoute, state: RequestState): string | undefined => (route.fileBody ? canonicalJson(state.query ?? {}) : undefined)
 
 export interface Outcome {
   status: number

@@ -42,3 +42,27 @@ export function decimal(units: bigint): string {
   const fraction = digits.slice(-8).replace(/0+$/, '')
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`
 }
+
+/** A file POSTed as the body of `POST /v1/accounts/{id}/imports`, as `curl --data-binary` sends it; options in the query. */
+export async function importFile(
+  server: { url: string },
+  key: string,
+  accountId: string,
+  file: Uint8Array | string,
+  query: Record<string, string | boolean> = {},
+  headers: Record<string, string> = {},
+) {
+  const search = new URLSearchParams(Object.entries(query).map(([name, value]): [string, string] => [name, String(value)])).toString()
+  const response = await fetch(`${server.url}/v1/accounts/${accountId}/imports${search ? `?${search}` : ''}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'idempotency-key': crypto.randomUUID(), 'content-type': 'application/octet-stream', ...headers },
+    body: file,
+  })
+  const text = await response.text()
+  // biome-ignore lint/suspicious/noExplicitAny: response JSON
+  let json: any
+  try {
+    json = JSON.parse(text)
+  } catch {}
+  return { status: response.status, headers: response.headers, text, json }
+}

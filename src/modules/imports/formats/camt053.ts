@@ -116,6 +116,7 @@ export function readCamt053(text: string): ParsedFile {
     fixedDateFormat: 'YYYY-MM-DD',
     delimiter: null,
     columns: null,
+    descriptionNamesPayee: false,
     statements,
   }
 }

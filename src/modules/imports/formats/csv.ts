@@ -372,6 +372,7 @@ export function readCsv(text: string, layout: CsvLayout): ParsedFile {
     fixedDateFormat: null,
     delimiter,
     columns: mapping.names,
+    descriptionNamesPayee: mapping.index.payee === undefined,
     statements: [{ account: null, currency: mapping.currency, closingBalance: null, rows: body.map((record) => toRow(record, mapping.index, negate)) }],
   }
 }

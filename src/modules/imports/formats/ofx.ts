@@ -136,6 +136,7 @@ export function readOfx(text: string, qfx: boolean): ParsedFile {
     fixedDateFormat: 'YYYYMMDD',
     delimiter: null,
     columns: null,
+    descriptionNamesPayee: false,
     statements,
   }
 }

@@ -99,6 +99,7 @@ export function readQif(text: string): ParsedFile {
     fixedDateFormat: null,
     delimiter: null,
     columns: null,
+    descriptionNamesPayee: false,
     statements: [{ account: null, currency: null, closingBalance: null, rows }],
   }
 }

@@ -73,6 +73,8 @@ export interface ParsedFile {
   delimiter: string | null
   /** CSV: each role and the column it was read from. */
   columns: Record<string, string> | null
+  /** The description is the only text a row has of its counterparty (a CSV without a payee column): the payee is made from it. */
+  descriptionNamesPayee: boolean
   statements: RawStatement[]
 }
 
