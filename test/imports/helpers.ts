@@ -66,3 +66,22 @@ export async function importFile(
   } catch {}
   return { status: response.status, headers: response.headers, text, json }
 }
+
+export interface OfxRow {
+  fitid: string
+  date: string
+  amount: string
+  name: string
+}
+
+/** An OFX 1.x statement of `rows` (a bank's download of one period), as the tests need many of them. */
+export function ofxFile(rows: OfxRow[], options: { account?: string; currency?: string; closing?: string } = {}): string {
+  const transactions = rows
+    .map(
+      (row) =>
+        `<STMTTRN>\r\n<TRNTYPE>${row.amount.startsWith('-') ? 'DEBIT' : 'CREDIT'}\r\n<DTPOSTED>${row.date.replaceAll('-', '')}120000\r\n<TRNAMT>${row.amount}\r\n<FITID>${row.fitid}\r\n<NAME>${row.name}\r\n</STMTTRN>`,
+    )
+    .join('\r\n')
+  const balance = options.closing === undefined ? '' : `<LEDGERBAL>\r\n<BALAMT>${options.closing}\r\n<DTASOF>20260131\r\n</LEDGERBAL>\r\n`
+  return `OFXHEADER:100\r\nDATA:OFXSGML\r\nVERSION:102\r\nSECURITY:NONE\r\nENCODING:USASCII\r\nCHARSET:1252\r\n\r\n<OFX>\r\n<BANKMSGSRSV1>\r\n<STMTTRNRS>\r\n<STMTRS>\r\n<CURDEF>${options.currency ?? 'EUR'}\r\n<BANKACCTFROM>\r\n<ACCTID>${options.account ?? '12345678'}\r\n</BANKACCTFROM>\r\n<BANKTRANLIST>\r\n${transactions}\r\n</BANKTRANLIST>\r\n${balance}</STMTRS>\r\n</STMTTRNRS>\r\n</BANKMSGSRSV1>\r\n</OFX>\r\n`
+}
