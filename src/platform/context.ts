@@ -37,6 +37,8 @@ export class RequestState {
   query?: unknown
   idempotency?: { ownerId: string; key: string; fingerprint: string; token?: symbol }
   replay?: StoredResponse
+  /** What the route's `prepare` gave, before its write was queued (a statement file read in a worker). */
+  prepared?: unknown
   /** The route pattern that matched, for the access log. */
   route?: string
   readonly startedAt = performance.now()

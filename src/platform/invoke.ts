@@ -18,6 +18,8 @@ export interface Invocation {
   params?: Record<string, string>
   query?: Record<string, unknown>
   body?: unknown
+  /** What the route's `prepare` gave for this call (`invokePrepared`). */
+  prepared?: unknown
 }
 
 let invocations = 0
@@ -35,6 +37,8 @@ export function invoke(platform: Platform, route: AnyRoute, state: RequestState,
     if (route.query) assertValid(route.query, call.query ?? {}, 'query')
     state.query = call.query ?? {}
     state.body = call.body
+    // The state is shared by the calls of one MCP request: each call brings its own prepared value.
+    state.prepared = call.prepared
     const input = new Input(platform.tenants, state, call.params ?? {})
     if (route.method !== 'POST' && route.method !== 'PATCH') {
       const reply = route.handle(input)
@@ -51,4 +55,26 @@ export function invoke(platform: Platform, route: AnyRoute, state: RequestState,
     if (!(error instanceof ApiError)) throw error
     return problemOutcome(error, state.requestId)
   }
+}
+
+/**
+ * `invoke` for a route with `prepare` (an import): once the call would reach its handler, the
+ * route's asynchronous preparation runs first (a file read in a worker), as over HTTP.
+ */
+export async function invokePrepared(platform: Platform, route: AnyRoute, state: RequestState, auth: AuthContext, call: Invocation): Promise<Outcome> {
+  if (!route.prepare) return invoke(platform, route, state, auth, call)
+  try {
+    authorize(route, auth)
+    if (route.query) assertValid(route.query, call.query ?? {}, 'query')
+    checkBody(route, call.body)
+  } catch (error) {
+    // Refused before the handler: invoke gives the same refusal.
+    if (error instanceof ApiError) return invoke(platform, route, state, auth, call)
+    throw error
+  }
+  state.auth = auth
+  state.query = call.query ?? {}
+  state.body = call.body
+  const prepared = await route.prepare(new Input(platform.tenants, state, call.params ?? {})).catch((error: unknown) => error)
+  return invoke(platform, route, state, auth, { ...call, prepared })
 }

@@ -6,7 +6,7 @@ import { PROBLEM_CONTENT_TYPE } from './errors.ts'
 import type { DeferredOperations } from './openapi.ts'
 import type { AnyRoute } from './route.ts'
 import { assertValid, coerceQuery } from './validation.ts'
-import { Input, performGroupedWrite, prepareWrite } from './write-path.ts'
+import { Input, performGroupedWrite, prepareRoute, prepareWrite } from './write-path.ts'
 
 /**
  * The request pipeline, in the order of CONTRACT §6: route → authentication → rate limit →
@@ -77,7 +77,11 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       } else if (request.url.includes('?')) {
         refuseQueryParameters(requestUrl(request).searchParams)
       }
-      if (isWrite) return prepareWrite(platform, route, request, state, auth).then(() => execute(platform, route, state, params, set))
+      if (isWrite) {
+        return prepareWrite(platform, route, request, state, auth)
+          .then(() => (route.prepare ? prepareRoute(platform, route, state, params) : undefined))
+          .then(() => execute(platform, route, state, params, set))
+      }
       return execute(platform, route, state, params, set)
     }
     const logged = (state: RequestState, set: ResponseSetter) =>

@@ -21,6 +21,8 @@ export interface HandlerInput<B, Q, P> {
   query: Q
   params: P
   requestId: string
+  /** What the route's `prepare` gave; undefined when it has none, or the caller did not run it. */
+  prepared?: unknown
 }
 
 /**
@@ -70,6 +72,13 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
   errors?: readonly ErrorCode[]
   requestExample?: unknown
   responseExample?: unknown
+  /**
+   * Work a write does before it is queued, off the handler's transaction: asynchronous, so that
+   * it may leave the event loop (reading a statement file in a worker). Its result reaches the
+   * handler as `prepared`; it must not reject (a failure is a result the handler turns into its
+   * answer, so that it is kept like any other of the handler's refusals).
+   */
+  prepare?: (input: HandlerInput<StaticOf<B>, StaticOf<Q>, StaticOf<P>>) => Promise<unknown>
   handle(input: HandlerInput<StaticOf<B>, StaticOf<Q>, StaticOf<P>>): Reply<Static<R>>
 }
 

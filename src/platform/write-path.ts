@@ -23,6 +23,7 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
   readonly body: unknown
   readonly query: unknown
   readonly requestId: string
+  readonly prepared: unknown
   constructor(
     private readonly tenants: TenantRegistry,
     state: RequestState,
@@ -32,6 +33,7 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
     this.body = state.body
     this.query = state.query ?? {}
     this.requestId = state.requestId
+    this.prepared = state.prepared
   }
   get tenant(): Tenant {
     return this.tenants.get(this.auth.subject.id)
@@ -66,6 +68,15 @@ export async function prepareWrite(platform: Platform, route: AnyRoute, request:
   }
   state.body = decoded?.value
   state.idempotency = { ownerId, key, fingerprint: print, token }
+}
+
+/**
+ * Runs the route's `prepare` (if any) for a write that will run: after its key is claimed, before
+ * it is queued. A rejection, which `prepare` must not do, reaches the handler as the error.
+ */
+export async function prepareRoute(platform: Platform, route: AnyRoute, state: RequestState, params: unknown): Promise<void> {
+  if (!route.prepare || state.replay) return
+  state.prepared = await route.prepare(new Input(platform.tenants, state, params)).catch((error: unknown) => error)
 }
 
 /** The query's part of a fingerprint: only for a route that takes a file, whose options come in the query. */

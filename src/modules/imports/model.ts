@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { Nullable } from '../../platform/schemas.ts'
 import { IMPORT_FORMATS } from './formats/types.ts'
-import { InlinePreset } from './preset-model.ts'
+import { COLUMN_ROLES, type ColumnRole, InlinePreset } from './preset-model.ts'
 
 /** The import route's shapes (CONTRACT §24). */
 
@@ -96,6 +96,19 @@ export const ImportItem = t.Object(
   { title: 'ImportItem', additionalProperties: false },
 )
 
+const DetectedColumns = t.Object(
+  Object.fromEntries(COLUMN_ROLES.map((role) => [role, Nullable(t.String())])) as Record<ColumnRole, ReturnType<typeof columnName>>,
+  {
+    title: 'ImportDetectedColumns',
+    additionalProperties: false,
+    description: 'CSV: the header (or `column N`) each role was read from; null where the file has none',
+  },
+)
+
+function columnName() {
+  return Nullable(t.String())
+}
+
 export const Detected = t.Object(
   {
     format: t.String({ description: 'csv, ofx, qfx, qif or camt053' }),
@@ -103,7 +116,7 @@ export const Detected = t.Object(
     dateFormat: Nullable(t.String()),
     dateFormatAmbiguous: t.Boolean({ description: 'every day is 12 or less: the file reads in more than one order; a real import then needs dateFormat' }),
     delimiter: Nullable(t.String()),
-    columns: Nullable(t.Record(t.String(), t.String(), { description: 'CSV: each role and the column it was read from' })),
+    columns: Nullable(DetectedColumns),
     currency: Nullable(t.String()),
     statementAccount: Nullable(t.String({ description: 'the account the statement says it is for (OFX ACCTID, camt.053 IBAN)' })),
   },

@@ -2,7 +2,7 @@ import type { RawFile } from '../../platform/body.ts'
 import { defineRoute } from '../../platform/route.ts'
 import { MAX_FILE_BYTES, MAX_JSON_BODY_BYTES } from './limits.ts'
 import { ImportJsonBody, type ImportJsonBodyInput, ImportParams, ImportQuery, ImportResponse } from './model.ts'
-import { importInput, runImport } from './service.ts'
+import { type PreparedImport, prepareImport, readImport, runImport } from './service.ts'
 
 /** `POST /v1/accounts/{accountId}/imports` (CONTRACT §24). */
 
@@ -31,9 +31,12 @@ export const importRoutes = [
     statuses: [200],
     errors: ['not_found', 'invalid_reference', 'rule_violation', 'limit_reached'],
     requestExample: { content: 'Date,Description,Amount\n2026-01-15,Coffee,-3.20\n', dryRun: true },
-    handle: ({ tenant, auth, params, query, body }) => {
-      const { bytes, options } = importInput(tenant, body as unknown as RawFile | ImportJsonBodyInput, query)
-      return { status: 200, body: { data: runImport(tenant, auth.subject.country, params.accountId, bytes, options) } }
+    // The file is read in a worker before the write is queued (CONTRACT §14); the rows are applied in the handler.
+    prepare: ({ tenant, query, body }) => prepareImport(tenant, body as unknown as RawFile | ImportJsonBodyInput, query),
+    handle: ({ tenant, auth, params, query, body, prepared }) => {
+      if (prepared instanceof Error) throw prepared
+      const ready = (prepared as PreparedImport | undefined) ?? readImport(tenant, body as unknown as RawFile | ImportJsonBodyInput, query)
+      return { status: 200, body: { data: runImport(tenant, auth.subject.country, params.accountId, ready) } }
     },
   }),
 ]

@@ -14,8 +14,10 @@ import { type BatchItemPlan, toBatchItem } from './items.ts'
 import { MAX_FILE_BYTES } from './limits.ts'
 import type { ImportItemOut, ImportJsonBodyInput, ImportOperation, ImportQueryInput, ImportResultOut } from './model.ts'
 import { PayeeMatcher } from './payee-text.ts'
+import { COLUMN_ROLES } from './preset-model.ts'
 import { assertLayout, compactColumns, getPreset, layoutOf } from './presets.ts'
-import { readStatementFile } from './read.ts'
+import { type ReadFile, type ReadFileOptions, readStatementFile } from './read.ts'
+import { readInWorker } from './parser-pool.ts'
 import { type ResolvedRow, resolveRows } from './statement.ts'
 import { sameAccountNumber } from './statement-account.ts'
 import { readAmountText } from './money-text.ts'
@@ -40,12 +42,8 @@ export interface ImportOptions {
 const QUERY_OPTIONS = ['format', 'dryRun', 'ifDeleted', 'applyRules', 'presetId', 'dateFormat', 'encoding'] as const
 
 /** The file and the options, from the raw form (file body, options in the query) or the JSON form. */
-export function importInput(
-  tenant: Tenant,
-  body: RawFile | ImportJsonBodyInput,
-  query: ImportQueryInput,
-): { bytes: Uint8Array | string; options: ImportOptions } {
-  let bytes: Uint8Array | string
+export function importInput(tenant: Tenant, body: RawFile | ImportJsonBodyInput, query: ImportQueryInput): { bytes: Uint8Array; options: ImportOptions } {
+  let bytes: Uint8Array
   let given: ImportQueryInput & { preset?: ImportJsonBodyInput['preset'] }
   if (body instanceof RawFile) {
     bytes = body.bytes
@@ -59,9 +57,11 @@ export function importInput(
     if ((body.content === undefined) === (body.contentBase64 === undefined)) {
       throw new ApiError('validation_failed', 'send the file as content (its text) or as contentBase64 (its bytes), one of them')
     }
-    bytes = body.content ?? decodeBase64(body.contentBase64 as string)
+    bytes = body.content === undefined ? decodeBase64(body.contentBase64 as string) : new TextEncoder().encode(body.content)
+    // Text sent as text is already characters: only a file's own bytes have an encoding to find.
+    if (body.content !== undefined) given = { ...given, encoding: 'utf-8' }
   }
-  const size = typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.byteLength
+  const size = bytes.byteLength
   if (size > MAX_FILE_BYTES) throw new ApiError('payload_too_large', `The file must not exceed ${MAX_FILE_BYTES} bytes`)
   if (size === 0) throw ruleViolation('the file is empty')
   let encoding: string | undefined
@@ -110,21 +110,44 @@ function decodeBase64(text: string): Uint8Array {
   return new Uint8Array(Buffer.from(compact, 'base64'))
 }
 
-/** The file read, or a 422 that says why it cannot be. */
-function readFile(bytes: Uint8Array | string, options: ImportOptions) {
+/** A statement file read before its import runs: in the worker over HTTP (prepareImport), here otherwise (readImport). */
+export interface PreparedImport {
+  read: ReadFile
+  options: ImportOptions
+}
+
+/** A reading that failed: the file's fault (a 422 that says why), or the server's. */
+function readFailure(error: { known: boolean; message: string }): Error {
+  return error.known ? ruleViolation(error.message) : new Error(`reading the statement failed: ${error.message}`)
+}
+
+/**
+ * The route's `prepare` (CONTRACT §14): the options checked and the file read in the worker, so
+ * that no other request waits while a large or hostile file is read. Never rejects: a refusal is
+ * returned for the handler to answer with.
+ */
+export async function prepareImport(tenant: Tenant, body: RawFile | ImportJsonBodyInput, query: ImportQueryInput): Promise<PreparedImport | Error> {
   try {
-    if (typeof bytes === 'string') {
-      // Text sent as text: it is already characters; only a file's bytes have an encoding to find.
-      const read = readStatementFile(new TextEncoder().encode(bytes), { format: options.format, encoding: 'utf-8', csv: options.csv })
-      return read
-    }
-    return readStatementFile(bytes, { format: options.format, encoding: options.encoding, csv: options.csv })
+    const { bytes, options } = importInput(tenant, body, query)
+    const outcome = await readInWorker(bytes, readOptions(options))
+    return 'read' in outcome ? { read: outcome.read, options } : readFailure(outcome.error)
   } catch (error) {
-    if (error instanceof FormatError || error instanceof EncodingError) throw ruleViolation(error.message)
-    if (error instanceof TooManyRowsError) throw ruleViolation(error.message)
+    return error instanceof Error ? error : new Error(String(error))
+  }
+}
+
+/** The same, on this thread, for a caller that did not prepare. */
+export function readImport(tenant: Tenant, body: RawFile | ImportJsonBodyInput, query: ImportQueryInput): PreparedImport {
+  const { bytes, options } = importInput(tenant, body, query)
+  try {
+    return { read: readStatementFile(bytes, readOptions(options)), options }
+  } catch (error) {
+    if (error instanceof FormatError || error instanceof EncodingError || error instanceof TooManyRowsError) throw ruleViolation(error.message)
     throw error
   }
 }
+
+const readOptions = (options: ImportOptions): ReadFileOptions => ({ format: options.format, encoding: options.encoding, csv: options.csv })
 
 /**
  * The statements of the file this account's import takes: those for its accountNumber when it has
@@ -167,10 +190,11 @@ interface Planned {
   stored: { amount: Units; hasSplits: boolean } | undefined
 }
 
-export function runImport(tenant: Tenant, country: string | null, accountId: string, bytes: Uint8Array | string, options: ImportOptions): ImportResultOut {
+export function runImport(tenant: Tenant, country: string | null, accountId: string, prepared: PreparedImport): ImportResultOut {
   const account = findAccount(tenant, accountId)
   if (!account) throw notFound('Account', accountId)
-  const { decoded, file } = readFile(bytes, options)
+  const { options } = prepared
+  const { decoded, file } = prepared.read
   const statements = statementsFor(account, file.statements)
   const currency = assertCurrency(account, statements) ?? file.statements[0]?.currency ?? null
   const raw = statements.flatMap((statement) => statement.rows)
@@ -179,7 +203,7 @@ export function runImport(tenant: Tenant, country: string | null, accountId: str
     accountCurrency: account.currency,
     dateFormat: options.dateFormat,
     preference: preferredOrders(country),
-    encodingGuessed: decoded.guessed && typeof bytes !== 'string',
+    encodingGuessed: decoded.guessed,
   })
   if (resolution.dateFormatAmbiguous && !options.dryRun) {
     throw ruleViolation(
@@ -232,7 +256,7 @@ export function runImport(tenant: Tenant, country: string | null, accountId: str
       dateFormat: resolution.dateFormat,
       dateFormatAmbiguous: resolution.dateFormatAmbiguous,
       delimiter: file.delimiter,
-      columns: file.columns,
+      columns: file.columns && (Object.fromEntries(COLUMN_ROLES.map((role) => [role, file.columns?.[role] ?? null])) as ImportResultOut['detected']['columns']),
       currency,
       statementAccount: statements.find((statement) => statement.account !== null)?.account ?? null,
     },

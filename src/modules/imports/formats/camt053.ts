@@ -10,7 +10,7 @@ import { clean, FormatError, MAX_IMPORT_ROWS, type ParsedFile, type RawLeg, type
  * remittance text, which become the legs of one transaction when they sum to the entry.
  */
 
-const LIMITS = { maxDepth: 40, maxElements: 400_000, rows: { name: 'Ntry', max: MAX_IMPORT_ROWS } }
+const LIMITS = { maxDepth: 40, maxTags: 800_000, maxElements: 400_000, rows: { name: 'Ntry', max: MAX_IMPORT_ROWS } }
 
 /** `2026-01-15` or the date of `2026-01-15T10:22:00+01:00`. */
 const dateOf = (node: MarkupNode | undefined): string | null => {

@@ -24,6 +24,8 @@ export interface MarkupLimits {
   maxDepth: number
   /** More elements than this is no statement this server takes: a hostile file is refused early. */
   maxElements: number
+  /** More tags than this, end tags included (an SGML file may hold end tags of nothing), is refused as well. */
+  maxTags: number
   /** The element each row of the statement is (`Ntry`, `STMTTRN`), and how many rows are taken. */
   rows: { name: string; max: number }
 }
@@ -122,10 +124,11 @@ function scan(source: string, from: number, sink: Sink): void {
       // An element's tag: the usual case, told by its second character.
       const gt = source.indexOf('>', lt + 1)
       if (gt < 0) throw new MarkupError('a tag is never closed')
-      let tag = source.slice(lt + 1, gt)
       if (next === 0x2f) {
-        sink.close(localName(tag.slice(1).trim()), lt)
+        const name = source.slice(lt + 2, gt)
+        sink.close(localName(isSpace(name.charCodeAt(name.length - 1)) ? name.trim() : name), lt)
       } else {
+        let tag = source.slice(lt + 1, gt)
         const selfClosing = tag.endsWith('/')
         if (selfClosing) tag = tag.slice(0, -1)
         let space = 0
@@ -168,6 +171,7 @@ export function readMarkup(source: string, from: number, limits: MarkupLimits, s
   const root: MarkupNode = { name: '', attributes: null, text: '', children: [], at: 0 }
   const stack: MarkupNode[] = [root]
   let elements = 0
+  let tags = 0
   let rows = 0
   const top = () => stack[stack.length - 1] as MarkupNode
   scan(source, from, {
@@ -175,6 +179,7 @@ export function readMarkup(source: string, from: number, limits: MarkupLimits, s
       // SGML: the element open ends here if it holds text, or is empty and not an aggregate (`<MEMO><NAME>…`).
       const open = top()
       if (sgml && stack.length > 1 && open.children.length === 0 && (open.text !== '' || !sgml.aggregates.has(open.name))) stack.pop()
+      if (++tags > limits.maxTags) throw new MarkupError(`the file has more than ${limits.maxTags} tags`)
       if (++elements > limits.maxElements) throw new MarkupError(`the file has more than ${limits.maxElements} elements`)
       if (name === limits.rows.name && ++rows > limits.rows.max) throw new TooManyRows()
       const node: MarkupNode = { name, attributes: sgml ? null : attributesOf(attributes), text: '', children: [], at }
@@ -184,8 +189,10 @@ export function readMarkup(source: string, from: number, limits: MarkupLimits, s
       if (stack.length > limits.maxDepth) throw new MarkupError(`line ${lineOf(at)}: elements nest more than ${limits.maxDepth} deep`)
     },
     close(name, at) {
+      if (++tags > limits.maxTags) throw new MarkupError(`the file has more than ${limits.maxTags} tags`)
       if (sgml) {
-        const open = stack.findLastIndex((node) => node.name === name)
+        let open = stack.length - 1
+        while (open > 0 && (stack[open] as MarkupNode).name !== name) open--
         // An end tag for nothing open (some banks write </STMTTRN> twice) is stepped over.
         if (open > 0) stack.length = open
         return

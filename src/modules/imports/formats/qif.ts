@@ -48,22 +48,27 @@ export function readQif(text: string): ParsedFile {
     }
     draft = null
   }
+  /** The text of a line, read only for the fields kept: a record of endless lines costs a scan, not a copy each. */
+  const field = (start: number, end: number) => text.slice(start, text.charCodeAt(end - 1) === 0x0d ? end - 1 : end)
   let at = 0
   while (at < text.length) {
-    if (text.charCodeAt(at) === 0x0a) {
+    const code = text.charCodeAt(at)
+    if (code === 0x0a) {
       at++
       line++
       continue
     }
     let end = text.indexOf('\n', at)
     if (end < 0) end = text.length
-    const raw = text.slice(at, end).replace(/\r$/, '')
+    const start = at
     at = end + 1
     line++
-    if (raw.trim() === '') continue
-    if (raw.startsWith('!')) {
+    if (code === 0x0d) continue
+    if (code === 0x21) {
       finish()
-      const header = raw.slice(1).trim().toLowerCase()
+      const header = field(start + 1, end)
+        .trim()
+        .toLowerCase()
       if (header.startsWith('type:')) {
         sawType = true
         const type = header.slice(5).trim()
@@ -76,18 +81,16 @@ export function readQif(text: string): ParsedFile {
       continue
     }
     if (!reading) continue
-    const code = raw[0] as string
-    const value = raw.slice(1)
-    if (code === '^') {
+    if (code === 0x5e) {
       finish()
       continue
     }
     draft ??= { line, date: null, amount: null, payee: null, memo: null, number: null }
-    if (code === 'D') draft.date = value.trim()
-    else if (code === 'T' || (code === 'U' && draft.amount === null)) draft.amount = value.trim()
-    else if (code === 'P') draft.payee = value
-    else if (code === 'M') draft.memo = value
-    else if (code === 'N') draft.number = value.trim()
+    if (code === 0x44) draft.date = field(start + 1, end).trim()
+    else if (code === 0x54 || (code === 0x55 && draft.amount === null)) draft.amount = field(start + 1, end).trim()
+    else if (code === 0x50) draft.payee = field(start + 1, end)
+    else if (code === 0x4d) draft.memo = field(start + 1, end)
+    else if (code === 0x4e) draft.number = field(start + 1, end).trim()
   }
   finish()
   if (!sawType) throw new FormatError('the file has no !Type: line: it is not a QIF file')
