@@ -26,6 +26,7 @@ const ALL_TOOLS = [
   'upsert_transaction',
   'update_transaction',
   'import_transactions',
+  'import_file',
   'delete_transaction',
   'archive_account',
 ]
@@ -148,7 +149,7 @@ describe('tools/list', () => {
   test('a tool is listed only when the key may call every route it runs', async () => {
     const writeOnly = await server.key(owner.id, { scopes: ['transactions:write'] })
     // delete_transaction reads the transaction for its plan: it needs transactions:read too.
-    expect(await toolNames(server, writeOnly.key)).toEqual(['upsert_tag', 'upsert_transaction', 'update_transaction', 'import_transactions'])
+    expect(await toolNames(server, writeOnly.key)).toEqual(['upsert_tag', 'upsert_transaction', 'update_transaction', 'import_transactions', 'import_file'])
     const readWrite = await server.key(owner.id, { scopes: ['transactions:read', 'transactions:write'] })
     expect(await toolNames(server, readWrite.key)).toEqual([
       'list_tags',
@@ -159,6 +160,7 @@ describe('tools/list', () => {
       'upsert_transaction',
       'update_transaction',
       'import_transactions',
+      'import_file',
       'delete_transaction',
     ])
     const accounts = await server.key(owner.id, { scopes: ['accounts:read', 'accounts:write'] })
@@ -205,6 +207,7 @@ describe('tools/list', () => {
       'upsert_transaction',
       'update_transaction',
       'import_transactions',
+      'import_file',
       'search_transactions',
       'get_context',
       'get_changes',
