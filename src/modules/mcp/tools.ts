@@ -87,10 +87,10 @@ function bodyOf(args: Record<string, unknown>, params: TSchema | undefined): Rec
 }
 
 function run(call: ToolCall, route: AnyRoute, invocation: Invocation): ToolResult {
-  return resultOf(call, invoke(call.platform, route, call.state, call.auth, invocation))
+  return resultOf(invoke(call.platform, route, call.state, call.auth, invocation))
 }
 
-function resultOf(call: ToolCall, outcome: ReturnType<typeof invoke>): ToolResult {
+function resultOf(outcome: ReturnType<typeof invoke>): ToolResult {
   // Verbatim: an 18-digit balance reaches the agent as REST wrote it, not rounded to a double.
   const body = decodeJsonVerbatim(outcome.body) as Record<string, unknown>
   // What REST says in a header an agent sees in the result: the context's feed position.
@@ -269,7 +269,7 @@ function importFileTool(routes: readonly AnyRoute[]): ToolSpec {
       const ledgerVersion = () => String(lastSeq(call.platform.tenants.get(ownerId)))
       const invocation = (dryRun: boolean): Invocation => ({ params, body: dryRun ? { ...request, dryRun: true } : request })
       if (typeof confirmToken !== 'string') {
-        const dry = resultOf(call, await invokePrepared(call.platform, route, call.state, call.auth, invocation(true)))
+        const dry = resultOf(await invokePrepared(call.platform, route, call.state, call.auth, invocation(true)))
         if (dry.status >= 400) return dry
         const data = dry.body.data as { summary?: { failed?: number }; detected?: { dateFormatAmbiguous?: boolean } } | undefined
         const failed = data?.summary?.failed ?? 0
@@ -291,7 +291,7 @@ function importFileTool(routes: readonly AnyRoute[]): ToolSpec {
       }
       const check = checkConfirmToken(confirmToken, ownerId, 'import_file', digest, ledgerVersion())
       if (check !== 'ok') return refusedToken(call, 'import_file', check)
-      return resultOf(call, await invokePrepared(call.platform, route, call.state, call.auth, invocation(false)))
+      return resultOf(await invokePrepared(call.platform, route, call.state, call.auth, invocation(false)))
     },
   }
 }
