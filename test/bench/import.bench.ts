@@ -33,10 +33,12 @@ function rowsOf(round: number): Row[] {
 
 const decimal = (cents: number) => `${cents < 0 ? '-' : ''}${Math.floor(Math.abs(cents) / 100)}.${String(Math.abs(cents) % 100).padStart(2, '0')}`
 
-const ofxOf = (rows: Row[], prefix: string) => ofxFile(rows.map((row, n) => ({ fitid: `${prefix}-${n}`, date: row.date, amount: decimal(row.cents), name: row.payee })))
+const ofxOf = (rows: Row[], prefix: string) =>
+  ofxFile(rows.map((row, n) => ({ fitid: `${prefix}-${n}`, date: row.date, amount: decimal(row.cents), name: row.payee })))
 
 /** A CSV with an id column, as Nubank's (ids make the externalIds, as FITIDs do). */
-const csvOf = (rows: Row[], prefix: string) => `Date,Id,Payee,Amount\n${rows.map((row, n) => `${row.date},${prefix}-${n},${row.payee},${decimal(row.cents)}`).join('\n')}\n`
+const csvOf = (rows: Row[], prefix: string) =>
+  `Date,Id,Payee,Amount\n${rows.map((row, n) => `${row.date},${prefix}-${n},${row.payee},${decimal(row.cents)}`).join('\n')}\n`
 
 async function timed(run: () => Promise<Response>): Promise<{ ms: number; body: unknown }> {
   const started = performance.now()

@@ -1168,7 +1168,7 @@ export interface components {
             externalId: string | null;
             operation: ("created" | "updated" | "unchanged" | "skipped_deleted" | "duplicate_in_file") | null;
             data: components["schemas"]["ImportedRow"] | null;
-            /** @description the ids of the rules that changed the row (CONTRACT §23) */
+            /** @description the ids of the rules that changed the row */
             rulesApplied: string[];
             warnings: string[];
             errors: components["schemas"]["ImportItemError"][];
@@ -1262,7 +1262,7 @@ export interface components {
              */
             ifDeleted: "skip" | "recreate";
             /**
-             * @description run the owner’s rules on the imported rows (CONTRACT §23)
+             * @description run the owner’s rules on the imported rows
              * @default true
              */
             applyRules: boolean;
@@ -4367,7 +4367,7 @@ export interface operations {
                 dryRun?: boolean;
                 /** @description `skip` (default here): a row whose transaction was deleted is reported `skipped_deleted`; `recreate` creates it again */
                 ifDeleted?: "skip" | "recreate";
-                /** @description run the owner’s rules on the imported rows (CONTRACT §23) */
+                /** @description run the owner’s rules on the imported rows */
                 applyRules?: boolean;
                 /** @description a saved CSV layout (`imp_…`) */
                 presetId?: string;

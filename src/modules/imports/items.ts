@@ -8,7 +8,7 @@ import type { ResolvedRow } from './statement.ts'
  * A resolved row as the transaction upsert the batch applies (CONTRACT §16, §24): the one place
  * where an imported row becomes a batch item.
  *
- * TODO(merge with rules, CONTRACT §23): once batch items take `originalDescription` and the batch
+ * TODO(merge with rules): once batch items take `originalDescription` and the batch
  * service takes `applyRules` and returns `rulesApplied` per item, (1) set
  * `item.originalDescription = shown.originalDescription` in `toBatchItem` below, (2) pass the
  * import's `applyRules` to `importTransactions` in service.ts (`runBatch`), and (3) fill each

@@ -5,7 +5,7 @@ import { everyPayeeAlias } from '../payees/queries.ts'
 /**
  * The payee an imported row names (CONTRACT §24): a payee whose alias appears in the bank's text
  * as whole words (the longest such alias, then the first), else the text cleaned. Rules, which
- * run later, may still set another (CONTRACT §23).
+ * run later, may still set another (the rules section the rules change adds to the contract).
  */
 
 /** Bank text and aliases compared as words: the payees' normal form (CONTRACT §10) with punctuation as spaces. */
