@@ -1,3 +1,4 @@
+import { isCompiledBinary } from '../../platform/program.ts'
 import type { ReadFile, ReadFileOptions } from './read.ts'
 
 /**
@@ -21,9 +22,15 @@ let worker: Worker | undefined
 let next = 0
 const pending = new Map<number, (outcome: ParseOutcome) => void>()
 
+/**
+ * The worker's module: beside this file in a checkout; in the compiled binary, where it is the
+ * second entrypoint of `bun run build` (package.json), under the entrypoints' common folder
+ * (src/), which is where the binary's own `import.meta.url` points.
+ */
+const workerUrl = () => new URL(isCompiledBinary() ? './modules/imports/parse-worker.ts' : './parse-worker.ts', import.meta.url).href
+
 function start(): Worker {
-  // Listed as an entrypoint of the compiled binary too (package.json "build"), which resolves this path to it.
-  const made = new Worker(new URL('./parse-worker.ts', import.meta.url).href)
+  const made = new Worker(workerUrl())
   made.onmessage = (event: MessageEvent<ParseReply>) => {
     const settle = pending.get(event.data.id)
     pending.delete(event.data.id)
