@@ -12,6 +12,7 @@ import m9 from './0009_rules_triggers.sql' with { type: 'text' }
 import m10 from './0010_updated_at.sql' with { type: 'text' }
 import m11 from './0011_rules_updated_at.sql' with { type: 'text' }
 import m12 from './0012_budgets.sql' with { type: 'text' }
+import m13 from './0013_import_presets.sql' with { type: 'text' }
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0000_init', when: 1795242104328, sql: m0 },
@@ -27,4 +28,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0010_updated_at', when: 1795694282177, sql: m10 },
   { tag: '0011_rules_updated_at', when: 1795698792845, sql: m11 },
   { tag: '0012_budgets', when: 1795699340510, sql: m12 },
+  { tag: '0013_import_presets', when: 1795700214508, sql: m13 },
 ]

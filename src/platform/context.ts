@@ -61,6 +61,8 @@ export class RequestState {
   replay?: StoredResponse
   /** A REST request's If-Match, for a route that honours it (CONTRACT §25); MCP tool calls send none. */
   ifMatch?: string | null
+  /** What the route's `prepare` gave, before its write was queued (a statement file read in a worker). */
+  prepared?: unknown
   /** The route pattern that matched, for the access log. */
   route?: string
   readonly startedAt = performance.now()

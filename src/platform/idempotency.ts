@@ -35,9 +35,14 @@ export function readIdempotencyKey(header: string | null, optional = false): str
   return header
 }
 
-export function fingerprint(method: string, path: string, canonicalBody: string): string {
-  const bodyHash = new Bun.CryptoHasher('sha256').update(canonicalBody).digest('hex')
-  return `${method} ${path} ${bodyHash}`
+/**
+ * `canonicalQuery`: a route whose options come in the query (an import, CONTRACT §24) hashes them
+ * with the body, so a dry run and the real run of one file are different requests.
+ */
+export function fingerprint(method: string, path: string, canonicalBody: string, canonicalQuery?: string): string {
+  const hasher = new Bun.CryptoHasher('sha256').update(canonicalBody)
+  if (canonicalQuery !== undefined) hasher.update('\n').update(canonicalQuery)
+  return `${method} ${path} ${hasher.digest('hex')}`
 }
 
 const appliedLookup = (db: TenantDrizzle) =>

@@ -126,6 +126,7 @@ export interface OperationSpec {
   etag?: boolean
   /** Set on a PATCH or DELETE that honours If-Match (412). */
   current?: unknown
+  fileBody?: { description: string }
 }
 
 const SUCCESS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created' }
@@ -244,7 +245,9 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
   if (spec.body) {
     const content: Json = { schema: toOpenApiSchema(spec.body, components) }
     if (spec.requestExample !== undefined) content.example = spec.requestExample
-    operation.requestBody = { required: true, content: { 'application/json': content } }
+    // A route that takes a file: the file itself (sent with any media type but JSON) is the other form of its body.
+    const file = spec.fileBody && { 'application/octet-stream': { schema: { type: 'string', format: 'binary', description: spec.fileBody.description } } }
+    operation.requestBody = { required: true, content: { ...file, 'application/json': content } }
   }
   return operation
 }

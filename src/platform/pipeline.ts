@@ -9,7 +9,7 @@ import { entityTagOfBody, noneMatchFails } from './etag.ts'
 import { addVary } from './vary.ts'
 import { type AnyRoute, isWriteMethod } from './route.ts'
 import { assertValid, coerceQuery } from './validation.ts'
-import { handleChecked, Input, performGroupedWrite, performKeylessWrite, prepareWrite } from './write-path.ts'
+import { handleChecked, Input, performGroupedWrite, performKeylessWrite, prepareRoute, prepareWrite } from './write-path.ts'
 
 /**
  * The request pipeline, in the order of CONTRACT §6: route → authentication → rate limit →
@@ -113,7 +113,11 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       } else if (request.url.includes('?')) {
         refuseQueryParameters(requestUrl(request).searchParams)
       }
-      if (isWrite) return prepareWrite(platform, route, request, state, auth).then(() => execute(platform, route, state, params, set))
+      if (isWrite) {
+        return prepareWrite(platform, route, request, state, auth)
+          .then(() => (route.prepare ? prepareRoute(platform, route, state, params) : undefined))
+          .then(() => execute(platform, route, state, params, set))
+      }
       return execute(platform, route, state, params, set)
     }
     const logged = (state: RequestState, set: ResponseSetter) =>

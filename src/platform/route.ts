@@ -24,6 +24,8 @@ export interface HandlerInput<B, Q, P> {
   query: Q
   params: P
   requestId: string
+  /** What the route's `prepare` gave; undefined when it has none, or the caller did not run it. */
+  prepared?: unknown
 }
 
 /**
@@ -65,6 +67,12 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
    * its start, so each statement costs as much as the savepoint has written so far.
    */
   alone?: boolean
+  /**
+   * The body may be a file instead of JSON (CONTRACT §24): a body of any media type but JSON is
+   * read as bytes, up to `maxBytes`, and reaches the handler as a `RawFile`; a JSON body is the
+   * route's `body` as usual. The route's query is then part of the request's fingerprint.
+   */
+  fileBody?: { maxBytes: number; description: string }
   query?: Q
   params?: P
   response: R
@@ -87,6 +95,13 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
    * changed, before anything is written). Implies `etag`.
    */
   current?: (input: HandlerInput<unknown, unknown, StaticOf<P>>) => unknown
+  /**
+   * Work a write does before it is queued, off the handler's transaction: asynchronous, so that
+   * it may leave the event loop (reading a statement file in a worker). Its result reaches the
+   * handler as `prepared`; it must not reject (a failure is a result the handler turns into its
+   * answer, so that it is kept like any other of the handler's refusals).
+   */
+  prepare?: (input: HandlerInput<StaticOf<B>, StaticOf<Q>, StaticOf<P>>) => Promise<unknown>
   handle(input: HandlerInput<StaticOf<B>, StaticOf<Q>, StaticOf<P>>): Reply<Static<R>>
 }
 

@@ -2,7 +2,8 @@ import type { TenantRegistry } from '../db/tenant/registry.ts'
 import type { Tenant } from '../db/tenant/tenant.ts'
 import { checkBody, requestUrl } from './admission.ts'
 import type { AuthContext } from './auth.ts'
-import { readJsonBody } from './body.ts'
+import { canonicalJson } from './canonical-json.ts'
+import { isJsonBody, readFileBody, readJsonBody } from './body.ts'
 import type { Platform, RequestState } from './context.ts'
 import { ApiError, problemBody } from './errors.ts'
 import { assertIfMatch, entityTag } from './etag.ts'
@@ -23,6 +24,7 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
   readonly body: unknown
   readonly query: unknown
   readonly requestId: string
+  readonly prepared: unknown
   constructor(
     private readonly tenants: TenantRegistry,
     state: RequestState,
@@ -32,6 +34,7 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
     this.body = state.body
     this.query = state.query ?? {}
     this.requestId = state.requestId
+    this.prepared = state.prepared
   }
   get tenant(): Tenant {
     return this.tenants.get(this.auth.subject.id)
@@ -54,9 +57,13 @@ export async function prepareWrite(platform: Platform, route: AnyRoute, request:
     return
   }
   const key = readIdempotencyKey(header, isPut)
-  const decoded = route.body ? await readJsonBody(request, route.maxBodyBytes) : undefined
+  const decoded = !route.body
+    ? undefined
+    : route.fileBody && !isJsonBody(request)
+      ? await readFileBody(request, route.fileBody.maxBytes)
+      : await readJsonBody(request, route.maxBodyBytes)
   const ownerId = auth.subject.id
-  const print = fingerprint(route.method, requestUrl(request).pathname, decoded?.canonical ?? '')
+  const print = fingerprint(route.method, requestUrl(request).pathname, decoded?.canonical ?? '', queryPrint(route, state))
   const stored = platform.idempotency.find(platform.tenants.get(ownerId), key)
   if (stored) {
     if (stored.fingerprint !== print) {
@@ -73,6 +80,18 @@ export async function prepareWrite(platform: Platform, route: AnyRoute, request:
   state.body = decoded?.value
   state.idempotency = { ownerId, key, fingerprint: print, token }
 }
+
+/**
+ * Runs the route's `prepare` (if any) for a write that will run: after its key is claimed, before
+ * it is queued. A rejection, which `prepare` must not do, reaches the handler as the error.
+ */
+export async function prepareRoute(platform: Platform, route: AnyRoute, state: RequestState, params: unknown): Promise<void> {
+  if (!route.prepare || state.replay) return
+  state.prepared = await route.prepare(new Input(platform.tenants, state, params)).catch((error: unknown) => error)
+}
+
+/** The query's part of a fingerprint: only for a route that takes a file, whose options come in the query. */
+export const queryPrint = (route: AnyRoute, state: RequestState): string | undefined => (route.fileBody ? canonicalJson(state.query ?? {}) : undefined)
 
 export interface Outcome {
   status: number

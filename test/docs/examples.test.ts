@@ -436,6 +436,25 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
     ])
   })
 
+  test('statement file import: the dry run reads the file as its comments say, the import creates, the same file again is unchanged', () => {
+    const dry = outOf(api, 'cat > statement.csv').trim().split('\n')
+    expect(JSON.parse(dry[0]?.split(' ')[0] as string)).toMatchObject({ date: 'Datum', amount: 'Betrag', payee: 'Empfänger', description: 'Buchungstext' })
+    expect(dry.slice(0, 1).map((line) => line.split(' ').at(-1))).toEqual(['DD.MM.YYYY'])
+    expect(dry.slice(1)).toEqual([
+      '2 created 2026-11-14 23.45 Pingo Doce Lisboa',
+      '3 created 2026-11-15 -2850 Muster AG',
+      '4 created 2026-11-15 23.45 Pingo Doce Lisboa',
+    ])
+    const runs = outOf(api, 'for run in 1 2')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(runs).toEqual([
+      { created: 3, updated: 0, unchanged: 0, skippedDeleted: 0, duplicateInFile: 0, failed: 0 },
+      { created: 0, updated: 0, unchanged: 3, skippedDeleted: 0, duplicateInFile: 0, failed: 0 },
+    ])
+  })
+
   test('the sync loop copies everything, then only what changed', () => {
     const first = /^(\d+) changes applied; the copy holds (\d+) objects$/m.exec(outOf(api, "cat > sync.ts <<'EOF'"))
     expect(Number(first?.[1])).toBeGreaterThan(0)

@@ -39,6 +39,7 @@ const ALL_TOOLS = [
   'upsert_transaction',
   'update_transaction',
   'import_transactions',
+  'import_file',
   'set_budget',
   'delete_transaction',
   'archive_account',
@@ -162,7 +163,7 @@ describe('tools/list', () => {
   test('a tool is listed only when the key may call every route it runs', async () => {
     const writeOnly = await server.key(owner.id, { scopes: ['transactions:write'] })
     // delete_transaction reads the transaction for its plan: it needs transactions:read too.
-    expect(await toolNames(server, writeOnly.key)).toEqual(['upsert_tag', 'upsert_rule', 'upsert_transaction', 'update_transaction', 'import_transactions'])
+    expect(await toolNames(server, writeOnly.key)).toEqual(['upsert_tag', 'upsert_rule', 'upsert_transaction', 'update_transaction', 'import_transactions', 'import_file'])
     const readWrite = await server.key(owner.id, { scopes: ['transactions:read', 'transactions:write'] })
     expect(await toolNames(server, readWrite.key)).toEqual([
       'list_tags',
@@ -176,6 +177,7 @@ describe('tools/list', () => {
       'upsert_transaction',
       'update_transaction',
       'import_transactions',
+      'import_file',
       'delete_transaction',
     ])
     const accounts = await server.key(owner.id, { scopes: ['accounts:read', 'accounts:write'] })
@@ -222,6 +224,7 @@ describe('tools/list', () => {
       'upsert_transaction',
       'update_transaction',
       'import_transactions',
+      'import_file',
       'search_transactions',
       'get_context',
       'get_changes',

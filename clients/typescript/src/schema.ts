@@ -49,7 +49,7 @@ export interface paths {
         };
         /**
          * Everything an automated agent should read before it changes anything
-         * @description Profile, accounts and categories (in list order), the most-used payees, the tags, the rules, the newest transactions (with their legs and tags), the current month’s budget (with `budgets:read`) and the server time, read from one consistent snapshot.
+         * @description Profile, accounts and categories (in list order), the most-used payees, the tags, the rules, the import presets, the newest transactions (with their legs and tags), the current month’s budget (with `budgets:read`) and the server time, read from one consistent snapshot.
          *
          *     Required scopes: `me:read`, `accounts:read`, `categories:read`, `payees:read`, `transactions:read`.
          */
@@ -242,6 +242,28 @@ export interface paths {
          *     Required scope: `transactions:write`.
          */
         patch: operations["updateTransaction"];
+        trace?: never;
+    };
+    "/v1/accounts/{accountId}/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a bank statement file (CSV, OFX/QFX, QIF, camt.053) into an account
+         * @description The body is the file itself (any media type but JSON; up to 4 MiB and 5,000 rows), with the options in the query; or the JSON form with the file as `content` or `contentBase64` and the options beside it. Every row becomes a transaction upsert with an externalId made from the bank’s own id (or its date, amount and place in the file), so importing a file again, or an overlapping one, changes nothing twice. The rows are applied together or not at all: a row that fails refuses the import with `line N: field: …`. `dryRun=true` reports every row, with all of its errors, and writes nothing. Each row reports `created`, `updated`, `unchanged`, `skipped_deleted` (its transaction was deleted; `ifDeleted=recreate` creates it again) or `duplicate_in_file`. `statement` compares the statement’s closing balance with the account’s balance after the import; it is never applied.
+         *
+         *     Required scope: `transactions:write`.
+         */
+        post: operations["importStatement"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/categories": {
@@ -664,6 +686,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/import-presets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List import presets (oldest first)
+         * @description Required scope: `transactions:read`.
+         */
+        get: operations["listImportPresets"];
+        put?: never;
+        /**
+         * Save how to read a bank’s CSV export
+         * @description Columns are named by header (compared without case, accents and punctuation) or by position. The amount is `amount` (signed), `amount` with `indicator` (a debit/credit marker), or `outflow` with `inflow`. Null fields are detected from each file.
+         *
+         *     Required scope: `transactions:write`.
+         */
+        post: operations["createImportPreset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/import-presets/{presetId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an import preset
+         * @description Required scope: `transactions:read`.
+         */
+        get: operations["getImportPreset"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an import preset
+         * @description Returns the preset as it was. Transactions imported with it are not touched.
+         *
+         *     Required scope: `transactions:write`.
+         */
+        delete: operations["deleteImportPreset"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an import preset
+         * @description Fields not sent keep their values; `columns` is replaced whole; null sets a field back to "detect".
+         *
+         *     Required scope: `transactions:write`.
+         */
+        patch: operations["updateImportPreset"];
+        trace?: never;
+    };
     "/v1/changes": {
         parameters: {
             query?: never;
@@ -912,6 +992,43 @@ export interface components {
             /** @description Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back */
             updatedAt: number;
         };
+        /**
+         * ImportPresetColumns
+         * @description `date`, and the amount as one of: `amount` (signed), `amount` + `indicator` (a debit/credit marker column), or `outflow` + `inflow`. The other columns are optional; null or absent: not read.
+         */
+        ImportPresetColumns: {
+            date: (string | number) | null;
+            amount: (string | number) | null;
+            inflow: (string | number) | null;
+            outflow: (string | number) | null;
+            indicator: (string | number) | null;
+            payee: (string | number) | null;
+            description: (string | number) | null;
+            note: (string | number) | null;
+            externalId: (string | number) | null;
+            currency: (string | number) | null;
+        };
+        /** ImportPreset */
+        ImportPreset: {
+            /**
+             * @description an id starting with imp_
+             * @example imp_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b
+             */
+            id: string;
+            name: string;
+            delimiter: string | null;
+            /** @description whether the first row after `skipRows` is a header */
+            headerRow: boolean;
+            skipRows: number;
+            skipFooterRows: number | null;
+            decimalSeparator: string | null;
+            dateFormat: string | null;
+            /** @description `income` or `expense` */
+            amountPositiveIs: string;
+            columns: components["schemas"]["ImportPresetColumns"] | null;
+            /** @description Unix epoch milliseconds */
+            createdAt: number;
+        };
         /** Split */
         Split: {
             /**
@@ -1029,6 +1146,8 @@ export interface components {
             tags: components["schemas"]["Tag"][];
             /** @description every active rule (inactive ones too with includeArchived), in the order they run */
             rules: components["schemas"]["Rule"][];
+            /** @description every import preset (how to read a bank’s CSV export), oldest first */
+            importPresets: components["schemas"]["ImportPreset"][];
             recentTransactions: components["schemas"]["Transaction"][];
             /** @description the current month’s budget (UTC), as GET /v1/budgets/{month} gives it; null when the key lacks budgets:read or the owner has no defaultCurrency */
             budget: components["schemas"]["Budget"] | null;
@@ -1345,6 +1464,174 @@ export interface components {
             tagIds?: string[];
             /** @description 0–20 tag names, each found by normalized name or created; instead of tagIds, not with it */
             tagNames?: string[];
+        };
+        /**
+         * ImportDetectedColumns
+         * @description CSV: the header (or `column N`) each role was read from; null where the file has none
+         */
+        ImportDetectedColumns: {
+            date: string | null;
+            amount: string | null;
+            inflow: string | null;
+            outflow: string | null;
+            indicator: string | null;
+            payee: string | null;
+            description: string | null;
+            note: string | null;
+            externalId: string | null;
+            currency: string | null;
+        };
+        /** ImportDetected */
+        ImportDetected: {
+            /** @description csv, ofx, qfx, qif or camt053 */
+            format: string;
+            /** @description the encoding the file was read in */
+            encoding: string;
+            dateFormat: string | null;
+            /** @description every day is 12 or less: the file reads in more than one order; a real import then needs dateFormat */
+            dateFormatAmbiguous: boolean;
+            delimiter: string | null;
+            columns: components["schemas"]["ImportDetectedColumns"] | null;
+            currency: string | null;
+            statementAccount: string | null;
+        };
+        /** ImportedLeg */
+        ImportedLeg: {
+            amount: number;
+            payeeName: string | null;
+            note: string | null;
+        };
+        /** ImportedRow */
+        ImportedRow: {
+            externalId: string;
+            /** @description YYYY-MM-DD */
+            date: string;
+            /** @description exact decimal in pfin’s sign: positive = expense */
+            amount: number;
+            payeeName: string | null;
+            note: string | null;
+            originalDescription: string | null;
+            /** @description a camt.053 entry of several payments: one leg each; [] otherwise */
+            splits: components["schemas"]["ImportedLeg"][];
+        };
+        /** ImportItemError */
+        ImportItemError: {
+            field: string | null;
+            code: string;
+            detail: string;
+        };
+        /** ImportItem */
+        ImportItem: {
+            /** @description the line of the file the row starts on */
+            line: number;
+            externalId: string | null;
+            operation: ("created" | "updated" | "unchanged" | "skipped_deleted" | "duplicate_in_file") | null;
+            data: components["schemas"]["ImportedRow"] | null;
+            /** @description the ids of the rules that changed the row */
+            rulesApplied: string[];
+            warnings: string[];
+            errors: components["schemas"]["ImportItemError"][];
+        };
+        /** ImportSummary */
+        ImportSummary: {
+            created: number;
+            updated: number;
+            unchanged: number;
+            skippedDeleted: number;
+            duplicateInFile: number;
+            failed: number;
+        };
+        /** ImportStatementCheck */
+        ImportStatementCheck: {
+            /** @description the balance the statement closes with */
+            closingBalance: number;
+            /** @description the account’s balance after this import (after it would run, for a dry run) */
+            accountBalanceAfter: number;
+            /** @description accountBalanceAfter − closingBalance; 0 when they agree. Never applied. */
+            difference: number;
+        };
+        /** ImportResult */
+        ImportResult: {
+            detected: components["schemas"]["ImportDetected"];
+            items: components["schemas"]["ImportItem"][];
+            summary: components["schemas"]["ImportSummary"];
+            statement: components["schemas"]["ImportStatementCheck"] | null;
+        };
+        /** ImportResponse */
+        ImportResponse: {
+            data: components["schemas"]["ImportResult"];
+        };
+        /**
+         * ImportPresetColumnsInput
+         * @description `date`, and the amount as one of: `amount` (signed), `amount` + `indicator` (a debit/credit marker column), or `outflow` + `inflow`. The other columns are optional; null or absent: not read.
+         */
+        ImportPresetColumnsInput: {
+            date?: (string | number) | null;
+            amount?: (string | number) | null;
+            inflow?: (string | number) | null;
+            outflow?: (string | number) | null;
+            indicator?: (string | number) | null;
+            payee?: (string | number) | null;
+            description?: (string | number) | null;
+            note?: (string | number) | null;
+            externalId?: (string | number) | null;
+            currency?: (string | number) | null;
+        };
+        /** InlineImportPreset */
+        InlineImportPreset: {
+            /** @description 1–200 characters */
+            name?: string;
+            delimiter?: string | null;
+            /**
+             * @description default true
+             * @default true
+             */
+            headerRow: boolean;
+            /** @description lines to skip at the top before the header (or the first row) */
+            skipRows?: number;
+            skipFooterRows?: number | null;
+            decimalSeparator?: ("." | ",") | null;
+            dateFormat?: string | null;
+            /** @description `income` (the default, as banks write it: negative = money out) or `expense` (as some card exports do) */
+            amountPositiveIs?: "income" | "expense";
+            columns?: components["schemas"]["ImportPresetColumnsInput"] | null;
+        };
+        /**
+         * ImportRequest
+         * @description For clients that cannot send the file itself: the file as `content` or `contentBase64`, with the options the query takes otherwise.
+         */
+        ImportRequest: {
+            /** @description the file’s text, for a text file */
+            content?: string;
+            /** @description the file’s bytes in base64 */
+            contentBase64?: string;
+            /**
+             * @description `auto` (default): told from the file
+             * @default auto
+             */
+            format: "auto" | "csv" | "ofx" | "qfx" | "qif" | "camt053";
+            /**
+             * @description report every row, write nothing
+             * @default false
+             */
+            dryRun: boolean;
+            /**
+             * @description `skip` (default here): a row whose transaction was deleted is reported `skipped_deleted`; `recreate` creates it again
+             * @default skip
+             */
+            ifDeleted: "skip" | "recreate";
+            /**
+             * @description run the owner’s rules on the imported rows
+             * @default true
+             */
+            applyRules: boolean;
+            /** @description a saved CSV layout (`imp_…`) */
+            presetId?: string;
+            /** @description the file’s date format, `DD/MM/YYYY`, `MM/DD/YY`, `YYYY-MM-DD`, … (needed when every day is 12 or less) */
+            dateFormat?: string;
+            /** @description the file’s encoding (`windows-1252`, `iso-8859-15`, …) when it does not say and is not UTF-8 */
+            encoding?: string;
+            preset?: components["schemas"]["InlineImportPreset"];
         };
         /** CategoryListResponse */
         CategoryListResponse: {
@@ -1746,20 +2033,68 @@ export interface components {
             planned: number;
             note?: string | null;
         };
+        /** ImportPresetListResponse */
+        ImportPresetListResponse: {
+            data: components["schemas"]["ImportPreset"][];
+            nextCursor: string | null;
+            hasMore: boolean;
+        };
+        /** ImportPresetResponse */
+        ImportPresetResponse: {
+            data: components["schemas"]["ImportPreset"];
+        };
+        /** ImportPresetCreate */
+        ImportPresetCreate: {
+            /** @description 1–200 characters */
+            name: string;
+            delimiter?: string | null;
+            /**
+             * @description default true
+             * @default true
+             */
+            headerRow: boolean;
+            /** @description lines to skip at the top before the header (or the first row) */
+            skipRows?: number;
+            skipFooterRows?: number | null;
+            decimalSeparator?: ("." | ",") | null;
+            dateFormat?: string | null;
+            /** @description `income` (the default, as banks write it: negative = money out) or `expense` (as some card exports do) */
+            amountPositiveIs?: "income" | "expense";
+            columns?: components["schemas"]["ImportPresetColumnsInput"] | null;
+        };
+        /** ImportPresetUpdate */
+        ImportPresetUpdate: {
+            /** @description 1–200 characters */
+            name?: string;
+            delimiter?: string | null;
+            /**
+             * @description default true
+             * @default true
+             */
+            headerRow: boolean;
+            /** @description lines to skip at the top before the header (or the first row) */
+            skipRows?: number;
+            skipFooterRows?: number | null;
+            decimalSeparator?: ("." | ",") | null;
+            dateFormat?: string | null;
+            /** @description `income` (the default, as banks write it: negative = money out) or `expense` (as some card exports do) */
+            amountPositiveIs?: "income" | "expense";
+            columns?: components["schemas"]["ImportPresetColumnsInput"] | null;
+        };
         /** Change */
         Change: {
             /** @description position in the owner’s feed; grows with every change */
             seq: number;
-            resource: "account" | "category" | "payee" | "transaction" | "tag" | "rule" | "budget";
+            resource: "account" | "category" | "payee" | "transaction" | "tag" | "rule" | "budget" | "import_preset";
             /** @description the entity’s id; for a budget, its month (YYYY-MM) */
             id: string;
-            /** @description `delete` is a deleted transaction’s or rule’s tombstone */
+            /** @description `delete` is the tombstone of a deleted transaction, rule or import preset */
             op: "upsert" | "delete";
             /** @description Unix epoch milliseconds */
             changedAt: number;
             externalId: string | null;
             /** @description the object as it is now (`upsert`), or null (`delete`); a budget’s is its plan (BudgetPlan) */
-            data: components["schemas"]["Account"] | components["schemas"]["Category"] | components["schemas"]["Payee"] | components["schemas"]["Transaction"] | components["schemas"]["Tag"] | components["schemas"]["Rule"] | components["schemas"]["BudgetPlan"] | null;
+            data: components["schemas"]["Account"] | components["schemas"]["Category"] | components["schemas"]["Payee"] | components["schemas"]["Transaction"] | components["schemas"]["Tag"] | components["schemas"]["Rule"] | components["schemas"]["BudgetPlan"] | components["schemas"]["ImportPreset"] | null;
         };
         /** ChangesResponse */
         ChangesResponse: {
@@ -4673,6 +5008,264 @@ export interface operations {
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
                     ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_reference`: Invalid reference; `rule_violation`: Rule violation */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_storage`: Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    importStatement: {
+        parameters: {
+            query?: {
+                /** @description `auto` (default): told from the file */
+                format?: "auto" | "csv" | "ofx" | "qfx" | "qif" | "camt053";
+                /** @description report every row, write nothing */
+                dryRun?: boolean;
+                /** @description `skip` (default here): a row whose transaction was deleted is reported `skipped_deleted`; `recreate` creates it again */
+                ifDeleted?: "skip" | "recreate";
+                /** @description run the owner’s rules on the imported rows */
+                applyRules?: boolean;
+                /** @description a saved CSV layout (`imp_…`) */
+                presetId?: string;
+                /** @description the file’s date format, `DD/MM/YYYY`, `MM/DD/YY`, `YYYY-MM-DD`, … (needed when every day is 12 or less) */
+                dateFormat?: string;
+                /** @description the file’s encoding (`windows-1252`, `iso-8859-15`, …) when it does not say and is not UTF-8 */
+                encoding?: string;
+            };
+            header: {
+                /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                /**
+                 * @example {
+                 *       "content": "Date,Description,Amount\n2026-01-15,Coffee,-3.20\n",
+                 *       "dryRun": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ImportRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResponse"];
+                };
+            };
+            /** @description `idempotency_key_missing`: Idempotency-Key header missing; `idempotency_key_invalid`: Idempotency-Key header invalid; `malformed_json`: Malformed JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_key_reused`: Idempotency-Key reused; `idempotency_key_in_progress`: Idempotency-Key in progress; `limit_reached`: Limit reached */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10690,6 +11283,913 @@ export interface operations {
             };
         };
     };
+    listImportPresets: {
+        parameters: {
+            query?: {
+                /** @description page size, 1–200 (default 50) */
+                limit?: number;
+                /** @description the previous page’s nextCursor */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportPresetListResponse"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createImportPreset: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "ING NL current account",
+                 *       "delimiter": ",",
+                 *       "dateFormat": "YYYYMMDD",
+                 *       "decimalSeparator": ",",
+                 *       "columns": {
+                 *         "date": "Datum",
+                 *         "amount": "Bedrag (EUR)",
+                 *         "indicator": "Af Bij",
+                 *         "payee": "Naam / Omschrijving",
+                 *         "description": "Mededelingen"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ImportPresetCreate"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportPresetResponse"];
+                };
+            };
+            /** @description `idempotency_key_missing`: Idempotency-Key header missing; `idempotency_key_invalid`: Idempotency-Key header invalid; `malformed_json`: Malformed JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_key_reused`: Idempotency-Key reused; `idempotency_key_in_progress`: Idempotency-Key in progress */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `rule_violation`: Rule violation */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_storage`: Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getImportPreset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                presetId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportPresetResponse"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteImportPreset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                presetId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportPresetResponse"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_storage`: Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateImportPreset: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                presetId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "skipRows": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["ImportPresetUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportPresetResponse"];
+                };
+            };
+            /** @description `idempotency_key_missing`: Idempotency-Key header missing; `idempotency_key_invalid`: Idempotency-Key header invalid; `malformed_json`: Malformed JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_key_reused`: Idempotency-Key reused; `idempotency_key_in_progress`: Idempotency-Key in progress */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `rule_violation`: Rule violation */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_storage`: Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listChanges: {
         parameters: {
             query?: {
@@ -10697,7 +12197,7 @@ export interface operations {
                 cursor?: string;
                 /** @description page size, 1–500 (default 100) */
                 limit?: number;
-                /** @description comma list of accounts, categories, payees, transactions, tags, rules, budgets; default: every kind the key may read */
+                /** @description comma list of accounts, categories, payees, transactions, tags, rules, budgets, import_presets; default: every kind the key may read */
                 resources?: string;
             };
             header?: never;

@@ -275,6 +275,28 @@ export const budgetLines = sqliteTable(
 )
 
 /**
+ * How to read a bank's CSV export (CONTRACT §24): the columns and conventions of one layout,
+ * saved once and named by `presetId` on each import. Nulls mean "detect it from the file".
+ */
+export const importPresets = sqliteTable(
+  'import_presets',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    delimiter: text('delimiter'),
+    headerRow: flag('header_row').notNull(),
+    skipRows: int('skip_rows').notNull(),
+    skipFooterRows: int('skip_footer_rows'),
+    decimalSeparator: text('decimal_separator', { enum: ['.', ','] }),
+    dateFormat: text('date_format'),
+    amountPositiveIs: text('amount_positive_is', { enum: ['income', 'expense'] }).notNull(),
+    columns: json<Record<string, string | number> | null>('columns'),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [index('import_presets_created_idx').on(t.createdAt, t.id)],
+)
+
+/**
  * The idempotency keys whose writes this file holds, written in the same transaction as
  * the write itself: a retry after a crash finds its response here and never writes twice.
  */
@@ -298,7 +320,7 @@ export const changeLog = sqliteTable(
   'change_log',
   {
     seq: integer('seq').primaryKey({ autoIncrement: true }),
-    resource: text('resource', { enum: ['account', 'category', 'payee', 'transaction', 'tag', 'rule', 'budget'] }).notNull(),
+    resource: text('resource', { enum: ['account', 'category', 'payee', 'transaction', 'tag', 'rule', 'budget', 'import_preset'] }).notNull(),
     entityId: text('entity_id').notNull(),
     op: text('op', { enum: ['upsert', 'delete'] }).notNull(),
     changedAt: int('changed_at').notNull(),

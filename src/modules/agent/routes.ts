@@ -10,6 +10,8 @@ import { budgetOrNull, currentMonth } from '../budgets/service.ts'
 import { Category } from '../categories/model.ts'
 import { listAllCategoriesForContext } from '../categories/service.ts'
 import { encodeFeedCursor } from '../changes/cursor.ts'
+import { ImportPreset } from '../imports/preset-model.ts'
+import { allPresets } from '../imports/presets.ts'
 import { Me, toMe } from '../me/model.ts'
 import { Payee } from '../payees/model.ts'
 import { Rule } from '../rules/model.ts'
@@ -28,6 +30,7 @@ const AgentContext = t.Object(
     payees: t.Array(Payee),
     tags: t.Array(Tag, { description: 'every live tag (archived ones too with includeArchived), oldest first' }),
     rules: t.Array(Rule, { description: 'every active rule (inactive ones too with includeArchived), in the order they run' }),
+    importPresets: t.Array(ImportPreset, { description: 'every import preset (how to read a bank’s CSV export), oldest first' }),
     recentTransactions: t.Array(Transaction),
     budget: t.Union([Budget, t.Null()], {
       description:
@@ -56,7 +59,7 @@ export const agentRoutes = [
     operationId: 'getAgentContext',
     summary: 'Everything an automated agent should read before it changes anything',
     description:
-      'Profile, accounts and categories (in list order), the most-used payees, the tags, the rules, the newest transactions (with their legs and tags), the current month’s budget (with `budgets:read`) and the server time, read from one consistent snapshot.',
+      'Profile, accounts and categories (in list order), the most-used payees, the tags, the rules, the import presets, the newest transactions (with their legs and tags), the current month’s budget (with `budgets:read`) and the server time, read from one consistent snapshot.',
     tag: 'Profile',
     scopes: ['me:read', 'accounts:read', 'categories:read', 'payees:read', 'transactions:read'],
     query: AgentContextQuery,
@@ -79,6 +82,7 @@ export const agentRoutes = [
           payees: mostUsedPayees(tenant, query.payeeLimit ?? 50).map(toPayee),
           tags: allTags(tenant, includeArchived),
           rules: allRules(tenant, includeArchived),
+          importPresets: allPresets(tenant),
           recentTransactions: newestTransactions(tenant, query.recentTransactionLimit ?? 50),
           // Only for a key that may read budgets: the context needs no scope beyond its five.
           budget: auth.principal.scopes.includes('budgets:read') ? budgetOrNull(tenant, auth.subject, currentMonth()) : null,

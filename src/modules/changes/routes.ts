@@ -6,6 +6,7 @@ import type { Scope } from '../../platform/scopes.ts'
 import { findAccount, toAccount } from '../accounts/queries.ts'
 import { type BudgetOwner, getPlan } from '../budgets/service.ts'
 import { findCategory } from '../categories/queries.ts'
+import { findPreset, toPreset } from '../imports/preset-queries.ts'
 import { categoryMapper } from '../categories/service.ts'
 import { findPayee, toPayee } from '../payees/queries.ts'
 import { findRule, toRule } from '../rules/queries.ts'
@@ -24,6 +25,8 @@ const READ_SCOPE: Record<FeedResource, Scope> = {
   // Rules fill in transactions: the same (CONTRACT §23).
   rules: 'transactions:read',
   budgets: 'budgets:read',
+  // Import presets are how transactions are read from files: the transaction scopes (CONTRACT §24).
+  import_presets: 'transactions:read',
 }
 
 /** The kinds a request reads: those it names (each must be readable), or every readable one. */
@@ -66,6 +69,9 @@ function withData(tenant: Tenant, owner: BudgetOwner, rows: ChangeRow[]): Change
         data = found ? toRule(found) : null
       } else if (row.resource === 'budget') {
         data = getPlan(tenant, row.entityId, owner)
+      } else if (row.resource === 'import_preset') {
+        const found = findPreset(tenant, row.entityId)
+        data = found ? toPreset(found) : null
       } else {
         const found = findTransactionView(tenant, row.entityId)
         data = found ? toTransaction(found) : null

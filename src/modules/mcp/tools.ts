@@ -8,7 +8,7 @@ import { problemBody } from '../../platform/errors.ts'
 import { Issues } from '../../platform/issues.ts'
 import { decodeJsonVerbatim } from '../../platform/json.ts'
 import { withoutKeys } from '../../platform/number-sources.ts'
-import { type Invocation, invoke } from '../../platform/invoke.ts'
+import { type Invocation, invoke, invokePrepared } from '../../platform/invoke.ts'
 import { type AnyRoute, isWriteMethod } from '../../platform/route.ts'
 import { mayCall } from '../../platform/scopes.ts'
 import { addIssues, describeError } from '../../platform/validation.ts'
@@ -50,7 +50,7 @@ export interface ToolSpec {
   checked?: TSchema
   readOnly: boolean
   destructive: boolean
-  run(call: ToolCall, args: Record<string, unknown>): ToolResult
+  run(call: ToolCall, args: Record<string, unknown>): ToolResult | Promise<ToolResult>
 }
 
 const SIGN_CONVENTION = 'Amounts are exact decimals (up to 8 places): a positive amount is an expense (money out of the account), a negative amount is income.'
@@ -89,7 +89,10 @@ function bodyOf(args: Record<string, unknown>, params: TSchema | undefined): Rec
 }
 
 function run(call: ToolCall, route: AnyRoute, invocation: Invocation): ToolResult {
-  const outcome = invoke(call.platform, route, call.state, call.auth, invocation)
+  return resultOf(invoke(call.platform, route, call.state, call.auth, invocation))
+}
+
+function resultOf(outcome: ReturnType<typeof invoke>): ToolResult {
   // Verbatim: an 18-digit balance reaches the agent as REST wrote it, not rounded to a double.
   const body = decodeJsonVerbatim(outcome.body) as Record<string, unknown>
   // What REST says in a header an agent sees in the result: the context's feed position.
@@ -252,6 +255,63 @@ function importTool(routes: readonly AnyRoute[]): ToolSpec {
   }
 }
 
+/**
+ * import_file: a bank statement file through the import route (CONTRACT §24), a dry run first
+ * (with a token when every row passes and the dates are not ambiguous), the real import only
+ * with that token, as import_transactions.
+ */
+function importFileTool(routes: readonly AnyRoute[]): ToolSpec {
+  const route = routeOf(routes, 'importStatement')
+  const body = (route.body as { properties: Record<string, TSchema> }).properties
+  const { dryRun: _dryRun, ...options } = body
+  const input = t.Object(
+    { ...(route.params as { properties: Record<string, TSchema> }).properties, ...options, confirmToken: ConfirmToken },
+    { additionalProperties: false },
+  )
+  return {
+    name: 'import_file',
+    title: 'Import a bank statement file (dry run, then confirm)',
+    description: `Imports a bank's statement file (CSV, OFX/QFX, QIF or camt.053; up to 5,000 rows) into one account: send its text as \`content\` (or its bytes as \`contentBase64\`). ${SIGN_CONVENTION} Rows are matched by ids made from the bank's own, so importing a file again, or an overlapping one, changes nothing twice. Without confirmToken this is a dry run: it shows how each row was read (date, amount, payee), what it would do (created, updated, unchanged, skipped_deleted, duplicate_in_file) or its errors, writes nothing, and returns a confirmToken when every row passes and the dates are not ambiguous (else send dateFormat). Call again with the same arguments and that confirmToken to import.`,
+    routes: [route],
+    input,
+    readOnly: false,
+    destructive: false,
+    async run(call, args) {
+      const { confirmToken, accountId, ...rest } = args
+      const params = { accountId: typeof accountId === 'string' ? accountId : '' }
+      const request = withoutKeys(args, new Set(['confirmToken', 'accountId']))
+      const digest = new Bun.CryptoHasher('sha256').update(canonicalJson({ accountId: params.accountId, ...rest })).digest('base64url')
+      const ownerId = call.auth.subject.id
+      const ledgerVersion = () => String(lastSeq(call.platform.tenants.get(ownerId)))
+      const invocation = (dryRun: boolean): Invocation => ({ params, body: dryRun ? { ...request, dryRun: true } : request })
+      if (typeof confirmToken !== 'string') {
+        const dry = resultOf(await invokePrepared(call.platform, route, call.state, call.auth, invocation(true)))
+        if (dry.status >= 400) return dry
+        const data = dry.body.data as { summary?: { failed?: number }; detected?: { dateFormatAmbiguous?: boolean } } | undefined
+        const failed = data?.summary?.failed ?? 0
+        if (failed > 0)
+          return { ...dry, summary: `Dry run: ${failed} row(s) would fail; nothing was written. Fix the file or the options and run the dry run again.` }
+        if (data?.detected?.dateFormatAmbiguous) {
+          return {
+            ...dry,
+            summary:
+              'Dry run: the dates are ambiguous (no day is above 12); nothing was written. Ask the user which order the bank writes and send dateFormat (DD/MM/YYYY or MM/DD/YYYY).',
+          }
+        }
+        const issued = issueConfirmToken(ownerId, 'import_file', digest, ledgerVersion())
+        return {
+          status: 200,
+          body: { ...dry.body, ...issued },
+          summary: 'Dry run only, nothing written. To import, call import_file again with the same arguments and this confirmToken within 5 minutes.',
+        }
+      }
+      const check = checkConfirmToken(confirmToken, ownerId, 'import_file', digest, ledgerVersion())
+      if (check !== 'ok') return refusedToken(call, 'import_file', check)
+      return resultOf(await invokePrepared(call.platform, route, call.state, call.auth, invocation(false)))
+    },
+  }
+}
+
 /** update_transaction: PATCH with the id beside the fields. */
 function updateTool(routes: readonly AnyRoute[]): ToolSpec {
   const tool = direct(routes, 'update_transaction', 'updateTransaction', 'Change a transaction', '')
@@ -376,6 +436,7 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'Plan one category’s amount for a month',
       'Sets the planned amount of one category for one month (YYYY-MM), replacing its entry (a note not sent is cleared); planned 0 removes it. The other categories of the month keep theirs, and calling again with the same input changes nothing. Amounts are exact decimals in the owner’s defaultCurrency, in pfin’s sign: plan spending positive, income negative. Archived categories take no new amount.',
     ),
+    importFileTool(routes),
     confirmed(routes, {
       name: 'delete_transaction',
       title: 'Delete a transaction (plan, then confirm)',
