@@ -80,7 +80,9 @@ function execute(
   const input = new Input(platform.tenants, state, params)
   const idem = state.idempotency
   if (state.keyless) {
-    return performKeylessWrite(platform, route, state, input).then((outcome) => respond(set, state, route, outcome.status, outcome.body, outcome.location, outcome.headers))
+    return performKeylessWrite(platform, route, state, input).then((outcome) =>
+      respond(set, state, route, outcome.status, outcome.body, outcome.location, outcome.headers),
+    )
   }
   if (!idem) {
     const reply = route.current ? handleChecked(route, input, state.ifMatch ?? null) : route.handle(input)

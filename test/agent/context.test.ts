@@ -67,7 +67,18 @@ describe('shape and contents', () => {
     const after = Date.now()
     expect(Object.keys(res.json)).toEqual(['data'])
     const data = res.json.data
-    expect(Object.keys(data).sort()).toEqual(['accounts', 'budget', 'categories', 'importPresets', 'me', 'payees', 'recentTransactions', 'rules', 'serverTime', 'tags'])
+    expect(Object.keys(data).sort()).toEqual([
+      'accounts',
+      'budget',
+      'categories',
+      'importPresets',
+      'me',
+      'payees',
+      'recentTransactions',
+      'rules',
+      'serverTime',
+      'tags',
+    ])
 
     expect(data.me).toEqual(await get(server, owner.key, '/v1/me'))
     expect(data.me).toMatchObject({

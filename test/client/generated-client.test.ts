@@ -250,6 +250,7 @@ describe('what the generated client relies on in the document', () => {
     '/v1/budgets': ['GET'],
     '/v1/budgets/{month}': ['GET', 'PUT'],
     '/v1/budgets/{month}/categories/{categoryId}': ['PUT'],
+    '/v1/accounts/{accountId}/imports': ['POST'],
     '/v1/import-presets': ['GET', 'POST'],
     '/v1/import-presets/{presetId}': ['GET', 'PATCH', 'DELETE'],
     '/openapi.json': ['GET'],
@@ -347,7 +348,7 @@ describe('what the generated client relies on in the document', () => {
         .filter((s) => s.startsWith('2'))
         .sort()
       // The batch import and the rule runs answer 200 with a report (CONTRACT §16, §23): they create nothing of their own.
-      const reports = ['/v1/transactions/batch', '/v1/rules/test', '/v1/rules/{ruleId}/apply']
+      const reports = ['/v1/transactions/batch', '/v1/rules/test', '/v1/rules/{ruleId}/apply', '/v1/accounts/{accountId}/imports']
       const expected = method === 'POST' && !reports.includes(path) ? (path.endsWith('/upsert') ? ['200', '201'] : ['201']) : ['200']
       if (success.join() !== expected.join()) problems.push(`${method} ${path}: ${success.join(',')} (expected ${expected.join(',')})`)
       // and every operation documents its error responses as problem+json

@@ -39,8 +39,8 @@ const ALL_TOOLS = [
   'upsert_transaction',
   'update_transaction',
   'import_transactions',
-  'import_file',
   'set_budget',
+  'import_file',
   'delete_transaction',
   'archive_account',
 ]
@@ -163,7 +163,14 @@ describe('tools/list', () => {
   test('a tool is listed only when the key may call every route it runs', async () => {
     const writeOnly = await server.key(owner.id, { scopes: ['transactions:write'] })
     // delete_transaction reads the transaction for its plan: it needs transactions:read too.
-    expect(await toolNames(server, writeOnly.key)).toEqual(['upsert_tag', 'upsert_rule', 'upsert_transaction', 'update_transaction', 'import_transactions', 'import_file'])
+    expect(await toolNames(server, writeOnly.key)).toEqual([
+      'upsert_tag',
+      'upsert_rule',
+      'upsert_transaction',
+      'update_transaction',
+      'import_transactions',
+      'import_file',
+    ])
     const readWrite = await server.key(owner.id, { scopes: ['transactions:read', 'transactions:write'] })
     expect(await toolNames(server, readWrite.key)).toEqual([
       'list_tags',

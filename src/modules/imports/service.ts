@@ -276,7 +276,12 @@ interface BatchResult {
 function runBatch(tenant: Tenant, country: string | null, sent: Planned[], options: ImportOptions): Map<Planned, BatchResult> {
   const out = new Map<Planned, BatchResult>()
   if (sent.length === 0) return out
-  const batch = { items: sent.map((entry) => entry.plan?.item), dryRun: options.dryRun, ifDeleted: options.ifDeleted, applyRules: options.applyRules } as TransactionBatchInput
+  const batch = {
+    items: sent.map((entry) => entry.plan?.item),
+    dryRun: options.dryRun,
+    ifDeleted: options.ifDeleted,
+    applyRules: options.applyRules,
+  } as TransactionBatchInput
   const fallbacks = sent.map((entry) => (entry.plan?.fallbackPayeeName ? { payeeName: entry.plan.fallbackPayeeName } : undefined))
   let answer: ReturnType<typeof importTransactions>
   try {
