@@ -76,11 +76,15 @@ export function getPlan(tenant: Tenant, month: string, owner: BudgetOwner): Budg
   return currency === null ? null : planOut(month, currency, lines)
 }
 
-/** A category a plan may name: the owner's, or a system one meant for them; else invalid_reference naming `field`. */
-function plannable(tenant: Tenant, owner: BudgetOwner, id: string, field: string): CategoryNode {
+/**
+ * A category a plan may name: the owner's, or a system one meant for them; else
+ * invalid_reference naming `field`. Read from its row, not from `categoryNodes`: inside a write
+ * group an earlier write of the same transaction may have just made or archived it.
+ */
+function plannable(tenant: Tenant, owner: BudgetOwner, id: string, field: string): { id: string; isArchived: boolean } {
   const row = findCategory(tenant, id)
   if (!row || !isVisibleTo(row, owner.country)) throw invalidReference(field, id)
-  return categoryNodes(tenant).get(id) ?? { id, parentId: row.parentId, type: row.type, isArchived: row.isArchived, rank: Number.MAX_SAFE_INTEGER }
+  return { id, isArchived: row.isArchived }
 }
 
 /**
@@ -104,7 +108,13 @@ function store(tenant: Tenant, month: string, currency: string, current: readonl
  * amount it already has in the same currency (a whole month sent back as it was read), or
  * removes it (planned 0).
  */
-function assertPlannable(category: CategoryNode, line: PlanLine, current: PlanLine | undefined, sameCurrency: boolean, field: string): void {
+function assertPlannable(
+  category: { id: string; isArchived: boolean },
+  line: PlanLine,
+  current: PlanLine | undefined,
+  sameCurrency: boolean,
+  field: string,
+): void {
   if (!category.isArchived || line.planned === 0n) return
   if (current && sameCurrency && current.planned === line.planned) return
   throw ruleViolation(`${field}: category ${JSON.stringify(category.id)} is archived and cannot be given a planned amount (planned 0 removes one)`)
@@ -174,12 +184,7 @@ export function setMonthPlan(tenant: Tenant, owner: BudgetOwner, month: string, 
       if (line.planned === 0n) target.delete(line.categoryId)
       else target.set(line.categoryId, line)
     }
-    // Kept in category order, as a read gives them back.
-    const nodes = categoryNodes(tenant)
-    const ordered = new Map(
-      [...target.values()].sort((a, b) => (nodes.get(a.categoryId)?.rank ?? 0) - (nodes.get(b.categoryId)?.rank ?? 0)).map((line) => [line.categoryId, line]),
-    )
-    store(tenant, month, currency, current, ordered)
+    store(tenant, month, currency, current, target)
     return planOut(month, currency, planLines(tenant, month))
   })
 }
@@ -192,8 +197,7 @@ function copiedLines(tenant: Tenant, from: string, currency: string): PlanLine[]
   if (source !== currency) {
     throw ruleViolation(`copyFrom: ${from} is planned in ${source}, not in the owner's defaultCurrency ${currency}; amounts are never converted`)
   }
-  const nodes = categoryNodes(tenant)
-  return lines.filter((line) => nodes.get(line.categoryId)?.isArchived !== true)
+  return lines.filter((line) => findCategory(tenant, line.categoryId)?.isArchived !== true)
 }
 
 // ── what was spent ──────────────────────────────────────────────────────────
