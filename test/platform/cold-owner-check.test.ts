@@ -113,4 +113,5 @@ test('an owner file damaged while its owner was evicted is checked on reopen: 50
     server.proc.kill('SIGTERM')
     await server.proc.exited
   }
-})
+  // Four admin commands and a server start: slow on a busy machine.
+}, 30_000)
