@@ -164,9 +164,14 @@ function changesFrom(tenant: Tenant, country: string | null, body: RuleUpdateInp
 /** A rule's full stored form, checked, without saving it: what `rules test` runs for a rule sent inline (as `field`). */
 export function draftRule(tenant: Tenant, country: string | null, body: RuleCreateInput, field: string): RuleRow {
   const changes = changesFrom(tenant, country, { ...body, externalId: undefined }, undefined, `${field}.`)
+  return ruleRow('rul_draft', changes)
+}
+
+/** A new rule's row: the defaults, then what the request gave. */
+function ruleRow(id: string, changes: Changes): RuleRow {
   const now = Date.now()
   return {
-    id: 'rul_draft',
+    id,
     externalId: null,
     priority: DEFAULT_PRIORITY,
     isActive: true,
@@ -191,21 +196,7 @@ export function createRule(tenant: Tenant, country: string | null, body: RuleCre
   return tenant.write(() => {
     const changes = changesFrom(tenant, country, body)
     assertRoomFor(tenant, 'rules')
-    const now = Date.now()
-    const row: RuleRow = {
-      id: newId('rul'),
-      externalId: null,
-      priority: DEFAULT_PRIORITY,
-      isActive: true,
-      match: 'all',
-      stopProcessing: false,
-      createdAt: now,
-      updatedAt: now,
-      name: changes.name as string,
-      conditions: changes.conditions as StoredCondition[],
-      actions: changes.actions as StoredAction[],
-      ...changes,
-    }
+    const row = ruleRow(newId('rul'), changes)
     tenant.db.insert(rules).values(row).run()
     settleCreated(tenant, 'rules', row.id)
     return row
