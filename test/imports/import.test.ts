@@ -397,3 +397,12 @@ describe('every fixture', () => {
     }
   })
 })
+
+describe('with the rules (CONTRACT §24 and the rules section, merged in with them)', () => {
+  // TODO(merge with rules): these need Transaction.originalDescription and the batch's applyRules
+  // and rulesApplied (src/modules/imports/items.ts says where they are wired); until then the import
+  // reports originalDescription in `data` and `rulesApplied: []`, and stores and runs neither.
+  test.todo('the bank’s text is stored as the transaction’s originalDescription, and a re-import brings it up to date')
+  test.todo('rules run on imported rows by default and each item lists rulesApplied; applyRules=false imports the rows as read')
+  test.todo('a rule that names the payee wins over an alias found in the bank’s text')
+})
