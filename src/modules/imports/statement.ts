@@ -123,7 +123,8 @@ export function resolveRows(file: ParsedFile, rows: readonly RawRow[], options: 
       dateFormat = dated.length > 0 ? patternOf(order, dated[0]?.dateText) : null
     }
   }
-  const separator = file.decimalSeparator ?? fileSeparator(amountTexts(rows), file.delimiter === ',' ? '.' : file.format === 'qif' ? '.' : ',')
+  // When no amount tells: `,` for a `;`-separated file (Europe's CSV), `.` otherwise.
+  const separator = file.decimalSeparator ?? fileSeparator(amountTexts(rows), file.delimiter === ';' ? ',' : '.')
 
   const resolved = rows.map((row): ResolvedRow => {
     const errors = [...row.errors]

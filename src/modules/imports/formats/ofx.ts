@@ -56,8 +56,8 @@ const AGGREGATES = new Set([
   'IMAGEDATA',
 ])
 
-// A 5,000-row statement has some 15 elements a row; twice that is room enough.
-const LIMITS = { maxDepth: 32, maxTags: 300_000, maxElements: 150_000, rows: { name: 'STMTTRN', max: MAX_IMPORT_ROWS } }
+// A 5,000-row statement has at most some 13 elements a row (STMTTRN, its fields, a PAYEE): 100,000 is room enough.
+const LIMITS = { maxDepth: 32, maxTags: 200_000, maxElements: 100_000, rows: { name: 'STMTTRN', max: MAX_IMPORT_ROWS } }
 
 /** `20260115120000.000[-5:EST]` → `2026-01-15`; the text itself when its first 8 characters are not digits (the row then fails on its date). */
 function ofxDate(text: string | null): string {
