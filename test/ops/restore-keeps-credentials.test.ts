@@ -1,7 +1,10 @@
-import { afterAll, expect, test } from 'bun:test'
+import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { admin, adminJson, call, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
+
+// Each test runs a backup, a whole restore and several admin commands: seconds on a busy machine.
+setDefaultTimeout(30_000)
 
 /**
  * A whole `restore --from DIR` keeps the key decisions made since the backup: a key revoked since
