@@ -3,7 +3,7 @@ import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import type { Benchmark } from './benchmark.ts'
 import { getOnce, postOnce } from './keyed-load.ts'
-import { Cleanup, describe, fmt, type LoadResult, loadEach, makeOwnerAndKey, settings, startPfin, tempDir } from './support.ts'
+import { Cleanup, describe, fmt, loadEach, type LoadResult, makeOwnerAndKey, seededRandom, settings, startPfin, tempDir } from './support.ts'
 
 /**
  * `GET /v1/budgets/{month}` (CONTRACT §27) for an owner with 10,000 transactions and one with
@@ -22,18 +22,6 @@ const TARGET_P99_MS = 50
 const SIZES = [10_000, 100_000] as const
 const DAYS = 365
 const DAY_MS = 86_400_000
-
-/** A small deterministic PRNG (mulberry32), so every run seeds the same data. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 interface Owner {
   label: string
@@ -66,7 +54,7 @@ export function seed(path: string, owner: Owner, count: number, month: string): 
     const insertLeg = db.query(
       'INSERT INTO transaction_splits (id, transaction_id, position, amount, category_id, payee_id, note, date, created_at) VALUES (?, ?, ?, ?, ?, NULL, NULL, ?, ?)',
     )
-    const rnd = random(count)
+    const rnd = seededRandom(count)
     const pick = <T>(items: T[]): T => items[Math.floor(rnd() * items.length)] as T
     const hex = (value: number, width: number) => value.toString(16).padStart(width, '0')
     const now = new Date()

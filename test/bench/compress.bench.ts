@@ -1,7 +1,7 @@
 import { type Coding, encode } from '../../src/platform/compression.ts'
 import type { Benchmark } from './benchmark.ts'
 import { getOnce, postOnce } from './keyed-load.ts'
-import { Cleanup, describe, fmt, type LoadResult, load, median, settings, startPfinWithOwner, warm } from './support.ts'
+import { Cleanup, describe, fmt, load, type LoadResult, median, seededRandom, settings, startPfinWithOwner, warm } from './support.ts'
 
 /**
  * What compression costs (CONTRACT §25): `GET /v1/transactions?limit=200` (a page of 200 varied
@@ -15,22 +15,10 @@ import { Cleanup, describe, fmt, type LoadResult, load, median, settings, startP
 const CODINGS = ['identity', 'gzip', 'br', 'zstd'] as const
 const PAGE = '/v1/transactions?limit=200'
 
-/** A small deterministic PRNG (mulberry32), so every run imports the same transactions. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 const CATEGORIES = ['cat_sys_groceries', 'cat_sys_restaurants', 'cat_sys_transport', 'cat_sys_housing', 'cat_sys_gifts_donations', null]
 
 function items(accountId: string) {
-  const rnd = random(200)
+  const rnd = seededRandom(200)
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T
   return Array.from({ length: 200 }, (_, i) => {
     const cents = 50 + Math.floor(rnd() ** 2 * 20_000)

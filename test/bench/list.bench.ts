@@ -5,16 +5,17 @@ import { encodeCursor } from '../../src/platform/pagination.ts'
 import type { Benchmark } from './benchmark.ts'
 import { getOnce, postOnce } from './keyed-load.ts'
 import {
+  bareTenantDir,
   Cleanup,
   cpuRatio,
   describe,
   fmt,
   interleavedRounds,
-  type LoadResult,
   loadEach,
+  type LoadResult,
   makeOwnerAndKey,
+  seededRandom,
   settings,
-  bareTenantDir,
   startPfin,
   startTenantBaseline,
   tempDir,
@@ -50,18 +51,6 @@ const THROUGHPUT_TARGET = 0.6
 const SIZES = [10_000, 1_000_000] as const
 const YEARS = 10
 const DAY_MS = 86_400_000
-
-/** A small deterministic PRNG (mulberry32), so every run seeds the same data. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 interface Owner {
   label: string
@@ -116,7 +105,7 @@ function seed(path: string, owner: Owner, count: number): SeedResult {
     )
     const insertTag = db.query('INSERT INTO transaction_tags (transaction_id, tag_id, position, date, created_at) VALUES (?, ?, 0, ?, ?)')
     const tagCounts = new Map<string, number>(owner.tags.map((id) => [id, 0]))
-    const rnd = random(count)
+    const rnd = seededRandom(count)
     const pick = <T>(items: T[]): T => items[Math.floor(rnd() * items.length)] as T
     const hex = (value: number, width: number) => value.toString(16).padStart(width, '0')
     const end = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate())
