@@ -7,6 +7,8 @@ import m4 from './0004_change_feed_triggers.sql' with { type: 'text' }
 import m5 from './0005_change_feed_triggers_conflict_safe.sql' with { type: 'text' }
 import m6 from './0006_splits_and_tags.sql' with { type: 'text' }
 import m7 from './0007_splits_and_tags_triggers.sql' with { type: 'text' }
+import m8 from './0008_search_and_uncategorized.sql' with { type: 'text' }
+import m9 from './0009_transaction_search_fts.sql' with { type: 'text' }
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0000_init', when: 1795242104328, sql: m0 },
@@ -17,4 +19,6 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0005_change_feed_triggers_conflict_safe', when: 1795451110432, sql: m5 },
   { tag: '0006_splits_and_tags', when: 1795686746694, sql: m6 },
   { tag: '0007_splits_and_tags_triggers', when: 1795686759895, sql: m7 },
+  { tag: '0008_search_and_uncategorized', when: 1795694338519, sql: m8 },
+  { tag: '0009_transaction_search_fts', when: 1795694344965, sql: m9 },
 ]

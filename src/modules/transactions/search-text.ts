@@ -1,0 +1,112 @@
+import { eq } from 'drizzle-orm'
+import { lazyStatements } from '../../db/statements.ts'
+import { searchState, transactionSearch } from '../../db/tenant/schema.ts'
+import type { Tenant } from '../../db/tenant/tenant.ts'
+import { normalizeName } from '../payees/normalize.ts'
+
+/**
+ * The text `q` searches in each transaction (CONTRACT §26), kept in `transaction_search` (and its
+ * FTS5 trigram index) by the write path: its note and its legs' notes, each normalized as payee
+ * names are, joined by newlines (a query never holds one: normalizing turns it into a space, so
+ * no match spans two texts). A transaction's payee is searched through the payees' own
+ * normalized names and aliases, not copied here, so renaming a payee rewrites nothing.
+ *
+ * NOTE FOR THE LEAD (issue 26 × rules): once `originalDescription` is merged, add it to
+ * `textsOf` below — `row.originalDescription` beside `row.note` — and bump
+ * SEARCH_TEXT_VERSION: every file is then filled again before its next search.
+ */
+export const SEARCH_TEXT_VERSION = 1
+
+/** What the text is made of: the transaction's own texts and its legs'. */
+export interface Searchable {
+  note: string | null
+}
+
+function textsOf(row: Searchable, legs: readonly { note: string | null }[]): (string | null)[] {
+  return [row.note, ...legs.map((leg) => leg.note)]
+}
+
+/** The normalized text of a transaction, or null when it has none. */
+export function searchTextOf(row: Searchable, legs: readonly { note: string | null }[]): string | null {
+  const parts: string[] = []
+  for (const text of textsOf(row, legs)) {
+    if (text === null) continue
+    const normalized = normalizeName(text)
+    if (normalized !== '') parts.push(normalized)
+  }
+  return parts.length === 0 ? null : parts.join('\n')
+}
+
+const statements = lazyStatements({
+  upsert: (db) =>
+    db.$client.prepare<never, [string, string]>(
+      'INSERT INTO transaction_search (transaction_id, text) VALUES (?1, ?2) ON CONFLICT (transaction_id) DO UPDATE SET text = excluded.text WHERE text IS NOT excluded.text',
+    ),
+  remove: (db) => db.$client.prepare<never, [string]>('DELETE FROM transaction_search WHERE transaction_id = ?1'),
+  version: (db) => db.$client.prepare<{ version: number | bigint }, []>('SELECT version FROM search_state WHERE id = 1'),
+})
+
+/** Stores a written transaction's text (or removes its row when it has none); call inside its write. */
+export function storeSearchText(tenant: Tenant, transactionId: string, text: string | null): void {
+  const prepared = tenant.prepared(statements)
+  if (text === null) prepared.remove.run(transactionId)
+  else prepared.upsert.run(transactionId, text)
+}
+
+/** Each open file's state is checked once; a file filled by this process stays filled (its writes keep it). */
+const current = new WeakSet<Tenant>()
+
+/**
+ * Makes sure the file's search text is that of this version of the builder, filling it from the
+ * transactions when it is not (a file made before search, or before a text was added to it):
+ * once per file and version, in one write, reading each transaction and leg once. Call before a
+ * search, outside any transaction.
+ */
+export function ensureSearchText(tenant: Tenant): void {
+  if (current.has(tenant)) return
+  const stored = tenant.prepared(statements).version.get()
+  if (stored && Number(stored.version) === SEARCH_TEXT_VERSION) {
+    current.add(tenant)
+    return
+  }
+  tenant.write(() => {
+    // Read again inside the write: another process may have filled it meanwhile.
+    const again = tenant.prepared(statements).version.get()
+    if (again && Number(again.version) === SEARCH_TEXT_VERSION) return
+    fill(tenant)
+    tenant.db
+      .insert(searchState)
+      .values({ id: 1, version: SEARCH_TEXT_VERSION })
+      .onConflictDoUpdate({ target: searchState.id, set: { version: SEARCH_TEXT_VERSION } })
+      .run()
+  })
+  current.add(tenant)
+}
+
+function fill(tenant: Tenant): void {
+  const sqlite = tenant.sqlite
+  tenant.db.delete(transactionSearch).run()
+  const legNotes = new Map<string, { note: string | null }[]>()
+  const legs = sqlite.prepare('SELECT transaction_id, note FROM transaction_splits WHERE note IS NOT NULL ORDER BY transaction_id, position').values() as [
+    string,
+    string,
+  ][]
+  for (const [transactionId, note] of legs) {
+    const notes = legNotes.get(transactionId)
+    if (notes) notes.push({ note })
+    else legNotes.set(transactionId, [{ note }])
+  }
+  const insert = sqlite.prepare<never, [string, string]>('INSERT INTO transaction_search (transaction_id, text) VALUES (?1, ?2)')
+  const rows = sqlite.prepare('SELECT id, note FROM transactions WHERE note IS NOT NULL OR has_splits = 1').values() as [string, string | null][]
+  for (const [id, note] of rows) {
+    const text = searchTextOf({ note }, legNotes.get(id) ?? [])
+    if (text !== null) insert.run(id, text)
+  }
+}
+
+/** The file's stored text of one transaction (for tests and checks). */
+export function storedSearchText(tenant: Tenant, transactionId: string): string | null {
+  return (
+    tenant.db.select({ text: transactionSearch.text }).from(transactionSearch).where(eq(transactionSearch.transactionId, transactionId)).get()?.text ?? null
+  )
+}
