@@ -5,6 +5,7 @@ import { categoryRoutes } from './categories/routes.ts'
 import { changeRoutes } from './changes/routes.ts'
 import { meRoutes } from './me/routes.ts'
 import { payeeRoutes } from './payees/routes.ts'
+import { reportRoutes } from './reports/routes.ts'
 import { tagRoutes } from './tags/routes.ts'
 import { transactionRoutes } from './transactions/routes.ts'
 
@@ -18,4 +19,5 @@ export const routes: AnyRoute[] = [
   ...payeeRoutes,
   ...tagRoutes,
   ...changeRoutes,
+  ...reportRoutes,
 ]
