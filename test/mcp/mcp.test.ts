@@ -16,15 +16,29 @@ import { expectProblem, RATE_LIMIT_HEADERS, sendRaw, startTestServer, startUnthr
 setDefaultTimeout(30_000)
 
 const READ_SCOPES: Scope[] = ['me:read', 'accounts:read', 'transactions:read', 'categories:read', 'payees:read']
-const READ_TOOLS = ['get_context', 'list_accounts', 'list_categories', 'find_payees', 'list_tags', 'search_transactions', 'get_transaction', 'get_changes']
+const READ_TOOLS = [
+  'get_context',
+  'list_accounts',
+  'list_categories',
+  'find_payees',
+  'list_tags',
+  'search_transactions',
+  'get_transaction',
+  'spending_summary',
+  'get_changes',
+]
 const ALL_TOOLS = [
   ...READ_TOOLS,
   'upsert_account',
+  'update_account',
   'upsert_category',
+  'update_category',
   'upsert_payee',
+  'update_payee',
   'upsert_tag',
   'upsert_transaction',
   'update_transaction',
+  'bulk_update_transactions',
   'import_transactions',
   'delete_transaction',
   'archive_account',
@@ -133,7 +147,7 @@ afterAll(async () => {
 })
 
 describe('tools/list', () => {
-  test('a read-only key sees exactly the eight read tools; a full key all seventeen, in the stable order', async () => {
+  test('a read-only key sees exactly the nine read tools; a full key all twenty-two, in the stable order', async () => {
     const readOnly = await server.key(owner.id, { scopes: READ_SCOPES })
     expect(await toolNames(server, readOnly.key)).toEqual(READ_TOOLS)
     const { tools } = await full.listTools()
@@ -148,21 +162,29 @@ describe('tools/list', () => {
   test('a tool is listed only when the key may call every route it runs', async () => {
     const writeOnly = await server.key(owner.id, { scopes: ['transactions:write'] })
     // delete_transaction reads the transaction for its plan: it needs transactions:read too.
-    expect(await toolNames(server, writeOnly.key)).toEqual(['upsert_tag', 'upsert_transaction', 'update_transaction', 'import_transactions'])
+    expect(await toolNames(server, writeOnly.key)).toEqual([
+      'upsert_tag',
+      'upsert_transaction',
+      'update_transaction',
+      'bulk_update_transactions',
+      'import_transactions',
+    ])
     const readWrite = await server.key(owner.id, { scopes: ['transactions:read', 'transactions:write'] })
     expect(await toolNames(server, readWrite.key)).toEqual([
       'list_tags',
       'search_transactions',
       'get_transaction',
+      'spending_summary',
       'get_changes',
       'upsert_tag',
       'upsert_transaction',
       'update_transaction',
+      'bulk_update_transactions',
       'import_transactions',
       'delete_transaction',
     ])
     const accounts = await server.key(owner.id, { scopes: ['accounts:read', 'accounts:write'] })
-    expect(await toolNames(server, accounts.key)).toEqual(['list_accounts', 'get_changes', 'upsert_account', 'archive_account'])
+    expect(await toolNames(server, accounts.key)).toEqual(['list_accounts', 'get_changes', 'upsert_account', 'update_account', 'archive_account'])
     // get_context needs all five read scopes, as GET /v1/agent/context does.
     const fourReads = await server.key(owner.id, { scopes: ['accounts:read', 'transactions:read', 'categories:read', 'payees:read'] })
     expect(await toolNames(server, fourReads.key)).toEqual(READ_TOOLS.filter((name) => name !== 'get_context'))
@@ -266,7 +288,7 @@ describe('every tool against its REST route', () => {
     })
 
     const context = await ok(full, 'get_context')
-    const restContext = await rest(server, owner.key, 'GET', '/v1/agent/context')
+    const restContext = await rest(server, owner.key, 'GET', '/v1/agent/context?systemCategories=summary&payeeLimit=20&recentTransactionLimit=20')
     expect(context.data.serverTime).toBeNumber()
     expect({ ...context.data, serverTime: 0 }).toEqual({ ...restContext.data, serverTime: 0 })
     expect(context.data.accounts.map((a: Json) => a.id)).toEqual([ids.account])

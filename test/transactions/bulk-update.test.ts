@@ -162,7 +162,7 @@ describe('POST /v1/transactions/bulk-update', () => {
         { transactionId: a.id },
         { transactionId: b.id, patch: { categoryId: 'cat_nope' } },
         { transactionId: 'txn_gone' },
-        { transactionId: b.id + 'x' },
+        { transactionId: `${b.id}x` },
       ],
       dryRun: true,
     })
