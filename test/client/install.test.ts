@@ -25,11 +25,9 @@ const PACK_DIR = join(ROOT, '.tmp', `client-pack-${crypto.randomUUID()}`)
 const dirs: string[] = [PACK_DIR]
 
 let server: TestServer
-let owner: { id: string; key: string }
 
 beforeAll(async () => {
   server = await startUnthrottledServer()
-  owner = await server.owner({ name: 'Consumer', country: 'PT' })
 })
 afterAll(async () => {
   await server?.stop()
