@@ -418,6 +418,23 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
     ])
   })
 
+  test('finding, re-filing and summing: the uncategorized, a text search, one bulk update, the report', () => {
+    expect(outOf(api, '-d categoryId=none \\\n').trim().split('\n')).toEqual([
+      '2026-11-23 3.1',
+      '2026-11-22 4.2',
+      '2026-11-20 -2500 salary',
+      '2026-11-20 12.9',
+      '3.1 4.2',
+    ])
+    expect(JSON.parse(outOf(api, 'BAKERY='))).toEqual({ updated: 2, unchanged: 0, failed: 0 })
+    expect(outOf(api, 'groupBy=category').trim().split('\n')).toEqual([
+      'EUR Food & Drinks / Groceries 40.4 0',
+      'EUR (none) 12.9 2500',
+      'EUR Housing 12.2 0',
+      'EUR Gifts & Donations 5 0',
+    ])
+  })
+
   test('the sync loop copies everything, then only what changed', () => {
     const first = /^(\d+) changes applied; the copy holds (\d+) objects$/m.exec(outOf(api, "cat > sync.ts <<'EOF'"))
     expect(Number(first?.[1])).toBeGreaterThan(0)
@@ -430,8 +447,12 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
 describe.skipIf(missing.length > 0)('docs/agents.md', () => {
   test('the bridge lists the read tools for the agent’s read-only key', () => {
     const lines = outOf('docs/agents.md', 'bun run --silent admin mcp').trim().split('\n')
-    expect(lines[0]).toBe('get_context list_accounts list_categories find_payees list_tags search_transactions get_transaction get_changes')
+    expect(lines[0]).toBe('get_context list_accounts list_categories find_payees list_tags search_transactions get_transaction spending_summary get_changes')
     expect(lines[1]).toMatch(/^pfk_key_\w+_\S+$/)
+  })
+
+  test('a raw POST /mcp with curl gets one JSON answer: the REST body of the tool', () => {
+    expect(outOf('docs/agents.md', '"name":"search_transactions"').trim()).toBe('data nextCursor hasMore')
   })
 })
 
