@@ -3,7 +3,8 @@
 -- spaces) by the code that writes them. External content: the index keeps no second copy of the
 -- text; these triggers keep it in step with every insert, change and delete of a row (a
 -- transaction's deletion removes its row by cascade, which fires the delete trigger).
-CREATE VIRTUAL TABLE transaction_search_fts USING fts5(text, content = 'transaction_search', content_rowid = 'id', tokenize = 'trigram');
+-- columnsize=0: no per-row sizes (nothing ranks by them), one table fewer to write per change.
+CREATE VIRTUAL TABLE transaction_search_fts USING fts5(text, content = 'transaction_search', content_rowid = 'id', tokenize = 'trigram', columnsize = 0);
 --> statement-breakpoint
 CREATE TRIGGER transaction_search_fts_insert AFTER INSERT ON transaction_search
 BEGIN
