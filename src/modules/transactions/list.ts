@@ -125,7 +125,8 @@ export function listTransactionPage(tenant: Tenant, query: TransactionListInput)
       values.q = text
       values.payees = JSON.stringify(payees.ids)
       testsText = true
-      if ([...text].length >= INDEXED_TEXT_LENGTH) {
+      // FTS5's query parser ends a string at a NUL: such a text is tested row by row (instr), as a short one is.
+      if ([...text].length >= INDEXED_TEXT_LENGTH && !text.includes('\0')) {
         values.phrase = phraseOf(text)
         const budget = LIST_BOUNDS.textMatches - payees.transactions
         // Few matches: read exactly them (every other filter is tested on them), and sort them.
