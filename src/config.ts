@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { DEFAULT_OWNER_LIMITS, type OwnerLimits } from './db/tenant/tenant.ts'
+import { type ForwardedHeader, ProxyListError, TrustedProxies } from './platform/client-address.ts'
 
 /** Runtime settings, read once from the environment (CONTRACT §1). */
 export interface Config {
@@ -17,6 +18,12 @@ export interface Config {
   tombstoneRetentionDays: number
   /** Browser origins allowed to call /mcp (requests without an Origin header are not browsers'). */
   mcpAllowedOrigins: string[]
+  /** Proxies whose forwarding header names the client (CONTRACT §25): addresses and CIDR blocks; empty: the socket's peer is the client. */
+  trustedProxies: string[]
+  /** The header those proxies write. */
+  trustedProxyHeader: ForwardedHeader
+  /** Browser origins whose pages may call the API (CONTRACT §25); empty: no CORS headers at all. */
+  corsAllowedOrigins: string[]
   /** Where scheduled backups go; null: no scheduled backups. */
   backupDir: string | null
   backupIntervalHours: number
@@ -34,6 +41,54 @@ function logFormatFrom(raw: string | undefined): Config['logFormat'] {
   if (!value) return process.stdout.isTTY ? 'pretty' : 'json'
   if (value === 'json' || value === 'pretty' || value === 'off') return value
   throw new ConfigError(`LOG_FORMAT must be json, pretty or off, got "${raw}"`)
+}
+
+/** A comma list: items trimmed, empty items dropped. */
+const listFrom = (raw: string | undefined): string[] =>
+  (raw ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+
+function trustedProxiesFrom(raw: string | undefined): string[] {
+  const entries = listFrom(raw)
+  try {
+    new TrustedProxies(entries)
+  } catch (error) {
+    if (error instanceof ProxyListError) throw new ConfigError(`TRUSTED_PROXIES: ${error.message}`)
+    throw error
+  }
+  return entries
+}
+
+function proxyHeaderFrom(raw: string | undefined): ForwardedHeader {
+  const value = raw?.trim().toLowerCase()
+  if (!value) return 'x-forwarded-for'
+  if (value === 'x-forwarded-for' || value === 'forwarded') return value
+  throw new ConfigError(`TRUSTED_PROXY_HEADER must be x-forwarded-for or forwarded, got "${raw}"`)
+}
+
+/**
+ * A browser origin as browsers send it in `Origin`: scheme, host and a port other than the
+ * scheme's default, nothing else (`https://app.example.com`, `http://localhost:5173`). `*` allows
+ * every origin. `null` (sandboxed frames, files) is refused: any page can make itself that origin.
+ */
+function corsOriginsFrom(raw: string | undefined): string[] {
+  return listFrom(raw).map((entry) => {
+    if (entry === '*') return entry
+    let url: URL | undefined
+    try {
+      url = new URL(entry)
+    } catch {}
+    const web = url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:')
+    if (!url || !web) {
+      throw new ConfigError(`CORS_ALLOWED_ORIGINS: "${entry}" is not an origin such as https://app.example.com or http://localhost:5173 (or * for any)`)
+    }
+    if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
+      throw new ConfigError(`CORS_ALLOWED_ORIGINS: "${entry}" is not an origin; write it as ${url.origin} (scheme, host and port only)`)
+    }
+    return url.origin
+  })
 }
 
 function intFrom(env: Record<string, string | undefined>, name: string, fallback: number, min: number): number {
@@ -63,6 +118,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       .split(',')
       .map((origin) => origin.trim().replace(/\/+$/, ''))
       .filter(Boolean),
+    trustedProxies: trustedProxiesFrom(env.TRUSTED_PROXIES),
+    trustedProxyHeader: proxyHeaderFrom(env.TRUSTED_PROXY_HEADER),
+    corsAllowedOrigins: corsOriginsFrom(env.CORS_ALLOWED_ORIGINS),
     backupDir: env.BACKUP_DIR?.trim() ? resolve(env.BACKUP_DIR.trim()) : null,
     backupIntervalHours: intFrom(env, 'BACKUP_INTERVAL_HOURS', 24, 1),
     backupKeep: intFrom(env, 'BACKUP_KEEP', 7, 1),
@@ -73,6 +131,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       categories: intFrom(env, 'OWNER_MAX_CATEGORIES', DEFAULT_OWNER_LIMITS.categories, 1),
       payees: intFrom(env, 'OWNER_MAX_PAYEES', DEFAULT_OWNER_LIMITS.payees, 1),
       tags: intFrom(env, 'OWNER_MAX_TAGS', DEFAULT_OWNER_LIMITS.tags, 1),
+      rules: intFrom(env, 'OWNER_MAX_RULES', DEFAULT_OWNER_LIMITS.rules, 1),
     },
   }
 }

@@ -11,7 +11,11 @@ import { purgeTombstones } from './db/tenant/change-log.ts'
 import { mcpEndpoint } from './modules/mcp/endpoint.ts'
 import { routes as v1Routes } from './modules/index.ts'
 import { Authenticator } from './platform/auth.ts'
-import { type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
+import { clientLookup, type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
+import { TrustedProxies } from './platform/client-address.ts'
+import { type Coding, chooseCoding, encode, encodeBody, MIN_COMPRESSED_LENGTH } from './platform/compression.ts'
+import { addVary } from './platform/vary.ts'
+import { Cors, isPreflight } from './platform/cors.ts'
 import { ApiError, type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './platform/errors.ts'
 import { IdempotencyStore } from './platform/idempotency.ts'
 import { docsRoutes, ROOT_POINTER } from './platform/docs/page.ts'
@@ -66,9 +70,22 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     limits,
     idempotency,
     writes: new WriteGroups(tenants),
+    proxies: config.trustedProxies.length > 0 ? new TrustedProxies(config.trustedProxies, config.trustedProxyHeader) : null,
+    cors: config.corsAllowedOrigins.length > 0 ? new Cors(config.corsAllowedOrigins) : null,
     log,
   }
   return platform
+}
+
+/**
+ * The 204 of a CORS preflight from an allowed origin (CONTRACT §25), not counted: the methods and
+ * request headers the API takes, with the caller's current counts like any uncounted answer.
+ */
+function preflightAnswer(cors: Cors, origin: string, headers: HeaderSink): Response {
+  return new Response(null, {
+    status: 204,
+    headers: { ...(headers as Record<string, string>), ...PRIVATE_ANSWER_HEADERS, ...cors.preflightHeaders(origin), vary: 'Origin' },
+  })
 }
 
 /** Headers of a request that is not counted: the caller's current state, unchanged. */
@@ -78,8 +95,32 @@ async function peekHeaders(platform: Platform, request: Request, state: RequestS
   else platform.limiter.peek(`ip:${state.ip}`, platform.limits.anonymous, headers)
 }
 
+/**
+ * /openapi.json as it goes out: the document is the same for the life of the process, so its text
+ * and its coded forms are made once (it is over 300 KB; coded, a tenth of that) and every later
+ * request is answered from them (CONTRACT §25).
+ */
+function documentAnswers() {
+  let text: string | undefined
+  const coded = new Map<Coding, Uint8Array>()
+  return (document: unknown, acceptEncoding: string | null, headers: HeaderSink): Response => {
+    text ??= JSON.stringify(document)
+    addVary(headers, 'Accept-Encoding')
+    const coding = chooseCoding(acceptEncoding)
+    if (coding === null) return new Response(text, { headers: { 'content-type': 'application/json' } })
+    let bytes = coded.get(coding)
+    if (!bytes) {
+      bytes = encode(text, coding)
+      coded.set(coding, bytes)
+    }
+    headers['content-encoding'] = coding
+    return new Response(bytes, { headers: { 'content-type': 'application/json' } })
+  }
+}
+
 /** The keyless, uncounted routes: the API document, the docs page and its assets, health and `/`. They carry the caller's current counts. */
 function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof documentBase>, operations: DeferredOperations, server: ServerLookup) {
+  const documentAnswer = documentAnswers()
   return (
     new Elysia({ name: 'uncounted' })
       .onTransform(async ({ request, set, route }) => {
@@ -87,6 +128,7 @@ function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof do
         if (route === '/openapi.json') operations.complete()
         const state = requestStateOf(request, server)
         set.headers['x-request-id'] = state.requestId
+        platform.cors?.decorate(request.headers.get('origin'), set.headers)
         await peekHeaders(platform, request, state, set.headers)
       })
       .onAfterResponse(({ request, set, route }) => {
@@ -97,6 +139,11 @@ function uncountedRoutes(platform: Platform, documentation: ReturnType<typeof do
         state.route = route
         platform.access?.record(state, request.method, status)
       })
+      .mapResponse(({ request, response, set, route }) =>
+        route === '/openapi.json' && response !== null && typeof response === 'object' && !(response instanceof Response)
+          ? documentAnswer(response, request.headers.get('accept-encoding'), set.headers)
+          : undefined,
+      )
       // The plugin builds /openapi.json. Its own page (which loads a viewer from a CDN) is given the
       // same path, so the document's route replaces it and the plugin serves no page; /docs is pfin's own.
       .use(swagger({ path: '/openapi.json', specPath: '/openapi.json', documentation: documentation as never, exclude: ['/docs', '/openapi.json'] }))
@@ -126,7 +173,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
   // There is no global onRequest hook: each route's first hook (or this error handler) starts
   // the request's state, which saves Elysia work on every request. The server is read from
   // `app` rather than the context, which would make Elysia define a getter per request.
-  const server: ServerLookup = () => app.server
+  const server: ServerLookup = clientLookup(() => app.server, platform.proxies)
   // A request the native router does not match (a path with dot segments, say) is routed by
   // Elysia's own handler, which by default skips 11 characters of the URL as if every Host were
   // at least `a.bc` long: with `Host: api` it read `/v1/me` as `/me`. Bun serves plain http.
@@ -136,7 +183,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
       const requestId = state.requestId
       set.headers['x-request-id'] = requestId
       if (state.idempotency?.token) platform.idempotency.release(state.idempotency.ownerId, state.idempotency.key, state.idempotency.token)
-      let problem: { code: ErrorCode; detail: string; headers?: Record<string, string> }
+      let problem: { code: ErrorCode; detail: string; headers?: Record<string, string> } | undefined
       if (error instanceof ApiError) {
         problem = { code: error.code, detail: error.detail, headers: error.headers }
       } else if (code === 'NOT_FOUND') {
@@ -148,10 +195,27 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
         const start = url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('://') + 3)
         const query = url.indexOf('?', start)
         const path = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query)
+        // /mcp keeps its own browser rule (MCP_ALLOWED_ORIGINS): CORS neither answers nor marks it.
+        const cors = path === '/mcp' ? null : platform.cors
+        const origin = request.headers.get('origin')
         const allowed = allowedMethods(app.routes, path)
         // The path is the client's text: it is not echoed back (a reflected page, a log of its own).
         const method = request.method.slice(0, 16)
-        problem =
+        if (cors && isPreflight(request)) {
+          if (cors.allows(origin)) {
+            platform.access?.record(state, request.method, 204)
+            return preflightAnswer(cors, origin, set.headers)
+          }
+          // No CORS headers: the browser refuses the page's request; whoever reads this answer learns the setting.
+          cors.decorate(origin, set.headers)
+          problem = {
+            code: 'origin_not_allowed',
+            detail: `Origin ${(origin ?? '').slice(0, 200)} may not call this API from a browser; the operator can allow it with CORS_ALLOWED_ORIGINS`,
+          }
+        } else if (cors) {
+          cors.decorate(origin, set.headers)
+        }
+        problem ??=
           allowed.length > 0
             ? {
                 code: 'method_not_allowed',
@@ -160,13 +224,17 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
               }
             : { code: 'route_not_found', detail: `No route matches ${method} on this path; /openapi.json lists every route` }
       } else if (code === 'PARSE') {
+        if (state.route !== '/mcp') platform.cors?.decorate(request.headers.get('origin'), set.headers)
         problem = { code: 'malformed_json', detail: 'The request body is not valid JSON' }
       } else {
         problem = unexpectedProblem(platform, error, state, requestId)
       }
       const body = problemBody(problem.code, problem.detail, requestId)
       platform.access?.record(state, request.method, body.status)
-      return new Response(JSON.stringify(body), {
+      const text = JSON.stringify(body)
+      // A long problem (a 422 listing many fields) is coded like any answer (CONTRACT §25); Elysia adds `set.headers`.
+      const payload = text.length > MIN_COMPRESSED_LENGTH ? encodeBody(text, request.headers.get('accept-encoding'), set.headers) : text
+      return new Response(payload, {
         status: body.status,
         headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...PRIVATE_ANSWER_HEADERS, ...problem.headers },
       })
@@ -174,7 +242,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
     .use(uncountedRoutes(platform, base, operations, server))
     .use(mcpEndpoint(platform, routes, server))
 
-  mountRoutes(app as unknown as Elysia, platform, routes, operations)
+  mountRoutes(app as unknown as Elysia, platform, routes, operations, server)
   return app
 }
 

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { customType, text } from 'drizzle-orm/sqlite-core'
 
 /**
@@ -14,6 +15,24 @@ export const int = customType<{ data: number; driverData: bigint | number }>({
   dataType: () => 'integer',
   fromDriver: (value) => Number(value),
 })
+
+/**
+ * A resource's `updatedAt` (CONTRACT §25): the time of its latest change, in epoch ms. The
+ * owner's file keeps it by trigger, from the change feed: every change the feed records of an
+ * entity (its own row, or what follows from others: a balance, a payee's totals, a category's
+ * path) sets it to that change's time, never back. A resource that gains it adds this column
+ * and, in the migration that adds it, a backfill and the trigger:
+ *
+ *   UPDATE <table> SET updated_at = max(created_at, coalesce((SELECT changed_at FROM change_log
+ *     WHERE resource = '<kind>' AND entity_id = <table>.id AND op = 'upsert'), 0));
+ *   CREATE TRIGGER <table>_updated_at AFTER INSERT ON change_log
+ *   WHEN NEW.resource = '<kind>' AND NEW.op = 'upsert'
+ *   BEGIN UPDATE <table> SET updated_at = max(updated_at, NEW.changed_at) WHERE id = NEW.entity_id; END;
+ *
+ * (drizzle/tenant/0011_updated_at.sql). The default 0 lets the column be added to a table that has
+ * rows; a new row starts at its `createdAt` and its first feed entry moves it on.
+ */
+export const updatedAt = () => int('updated_at').notNull().default(sql`0`)
 
 export const flag = customType<{ data: boolean; driverData: bigint | number }>({
   dataType: () => 'integer',

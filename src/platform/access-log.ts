@@ -1,7 +1,9 @@
 /**
- * One line per request (time, request id, method, route pattern, status, duration, owner id),
- * as JSON for log collectors or as a short readable line on a terminal. Never a key, a body
- * or a query value: the route is the pattern (`/v1/accounts/:accountId`), not the path.
+ * One line per request (time, request id, method, route pattern, status, duration, owner id,
+ * client address), as JSON for log collectors or as a short readable line on a terminal. Never
+ * a key, a body or a query value: the route is the pattern (`/v1/accounts/:accountId`), not the
+ * path. The client address is the one the rate limits use: behind a trusted proxy, the client
+ * its forwarding header names (CONTRACT §25).
  *
  * Lines are buffered and written a few times a second, so logging costs no system call per
  * request; `close()` writes what is left (at shutdown).
@@ -15,6 +17,8 @@ export interface LoggedRequest {
   route?: string
   startedAt: number
   auth?: { subject: { id: string } }
+  /** The client address (an IP address as Bun or a trusted proxy's header gives it, or `local`). */
+  readonly ip: string
 }
 
 const FLUSH_MS = 250
@@ -41,12 +45,13 @@ export class AccessLog {
     const time = this.iso(now)
     const route = state.route ?? null
     const ownerId = state.auth?.subject.id ?? null
+    const client = state.ip
     // Every value is ours or a sane token (request ids are checked, methods are from the route
     // table or Bun's parser); JSON.stringify only where a value could need escaping.
     this.buffer.push(
       this.format === 'json'
-        ? `{"time":"${time}","request_id":"${requestId}","method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"status":${status},"duration_ms":${duration},"owner_id":${ownerId === null ? 'null' : `"${ownerId}"`}}\n`
-        : `${time} ${status} ${method} ${route ?? '(no route)'} ${duration}ms ${ownerId ?? '-'} ${requestId}\n`,
+        ? `{"time":"${time}","request_id":"${requestId}","method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"status":${status},"duration_ms":${duration},"owner_id":${ownerId === null ? 'null' : `"${ownerId}"`},"client_ip":${JSON.stringify(client)}}\n`
+        : `${time} ${status} ${method} ${route ?? '(no route)'} ${duration}ms ${ownerId ?? '-'} ${client} ${requestId}\n`,
     )
     if (this.buffer.length >= MAX_BUFFERED) this.flush()
   }

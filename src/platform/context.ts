@@ -4,6 +4,8 @@ import type { DataDirLock } from '../db/data-dir.ts'
 import type { TenantRegistry } from '../db/tenant/registry.ts'
 import type { AccessLog } from './access-log.ts'
 import type { AuthContext, Authenticator } from './auth.ts'
+import type { TrustedProxies } from './client-address.ts'
+import type { Cors } from './cors.ts'
 import type { IdempotencyStore, StoredResponse } from './idempotency.ts'
 import type { Limits, RateLimiter } from './rate-limit.ts'
 import type { WriteGroups } from './write-groups.ts'
@@ -25,10 +27,28 @@ export interface Platform {
   lock: DataDirLock
   /** One line per request, or null when LOG_FORMAT=off. */
   access: AccessLog | null
+  /** The proxies whose forwarding header names the client (TRUSTED_PROXIES); null: none. */
+  proxies: TrustedProxies | null
+  /** CORS for the origins of CORS_ALLOWED_ORIGINS; null when none is set: no header, no check. */
+  cors: Cors | null
 }
 
 /** Finds the listening server (for client addresses); null when there is none, as under `app.handle`. */
 export type ServerLookup = () => { requestIP(request: Request): { address: string } | null } | null | undefined
+
+/**
+ * The server's lookup as requests see it: with trusted proxies, a request's address is the
+ * client their forwarding header names (CONTRACT §25), for the anonymous bucket, the key-guessing
+ * lock and the access log alike. Without, it is the socket's peer, read as before.
+ */
+export function clientLookup(server: ServerLookup, proxies: TrustedProxies | null): ServerLookup {
+  if (!proxies) return server
+  return () => {
+    const listening = server()
+    if (!listening) return listening
+    return { requestIP: (request) => ({ address: proxies.clientOf(listening.requestIP(request)?.address ?? 'local', request.headers) }) }
+  }
+}
 
 /** What the pipeline learns about one request, kept beside it until the response is made. */
 export class RequestState {
@@ -36,7 +56,13 @@ export class RequestState {
   body?: unknown
   query?: unknown
   idempotency?: { ownerId: string; key: string; fingerprint: string; token?: symbol }
+  /** A PUT sent without an Idempotency-Key: it writes, but keeps no answer to replay (CONTRACT §8). */
+  keyless?: boolean
   replay?: StoredResponse
+  /** A REST request's If-Match, for a route that honours it (CONTRACT §25); MCP tool calls send none. */
+  ifMatch?: string | null
+  /** What the route's `prepare` gave, before its write was queued (a statement file read in a worker). */
+  prepared?: unknown
   /** The route pattern that matched, for the access log. */
   route?: string
   readonly startedAt = performance.now()
@@ -47,6 +73,11 @@ export class RequestState {
     private readonly request: Request,
     private readonly server: ServerLookup,
   ) {}
+
+  /** A request header (conditions, Accept-Encoding), read when the answer needs it. */
+  header(name: string): string | null {
+    return this.request.headers.get(name)
+  }
 
   /** The client address, read only when needed (requests without a valid key). */
   get ip(): string {

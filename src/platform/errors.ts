@@ -23,6 +23,8 @@ export const ERRORS = {
   /** MCP only: a destructive or bulk tool's confirmToken is expired, or not for this target as it is now (CONTRACT §17). */
   confirmation_required: { status: 409, title: 'Confirmation required' },
   cursor_expired: { status: 410, title: 'Cursor expired' },
+  /** If-Match names a version of the resource that is no longer current (CONTRACT §25); the current ETag goes with it. */
+  precondition_failed: { status: 412, title: 'Precondition failed' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   validation_failed: { status: 422, title: 'Validation failed' },

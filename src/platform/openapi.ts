@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { TSchema } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { ERRORS, type ErrorCode } from './errors.ts'
+import { SCOPES } from './scopes.ts'
 
 /**
  * Builds each operation of /openapi.json from the same TypeBox schemas that validate the
@@ -35,6 +36,11 @@ export const HEADERS = {
   IdempotentReplayed: {
     description: '`true` when this is a stored response replayed for a repeated Idempotency-Key.',
     schema: { type: 'string', enum: ['true'] },
+  },
+  ETag: {
+    description:
+      'Strong entity tag of the resource in `data` as it is now; it changes with every change of it. Send it back in If-Match (PATCH, DELETE) or If-None-Match (GET).',
+    schema: { type: 'string', examples: ['"3q2-7w9Vh1mYk0cB4uQZKg"'] },
   },
 } as const
 
@@ -116,6 +122,11 @@ export interface OperationSpec {
   errors: readonly ErrorCode[]
   requestExample?: unknown
   responseExample?: unknown
+  /** A single resource's route: ETag on success; a GET also answers 304 (CONTRACT §25). */
+  etag?: boolean
+  /** Set on a PATCH or DELETE that honours If-Match (412). */
+  current?: unknown
+  fileBody?: { description: string }
 }
 
 const SUCCESS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created' }
@@ -163,25 +174,40 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
       parameters.push({ name, in: where, required: where === 'path' || (plain.required ?? []).includes(name), description, schema: rest })
     }
   }
-  const isWrite = spec.method === 'POST' || spec.method === 'PATCH'
-  if (isWrite) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' })
+  const isWrite = spec.method === 'POST' || spec.method === 'PATCH' || spec.method === 'PUT'
+  // A PUT sets a state outright, so a repeat is harmless: its key is optional (CONTRACT §8).
+  const keyOptional = spec.method === 'PUT'
+  if (isWrite) parameters.push({ $ref: `#/components/parameters/${keyOptional ? 'OptionalIdempotencyKey' : 'IdempotencyKey'}` })
+  const tagged = spec.etag === true || spec.current !== undefined
+  const notModified = tagged && spec.method === 'GET'
+  const conditional = spec.current !== undefined
+  if (notModified) parameters.push({ $ref: '#/components/parameters/IfNoneMatch' })
+  if (conditional) parameters.push({ $ref: '#/components/parameters/IfMatch' })
 
   const responses: Json = {}
   for (const status of spec.statuses) {
     const headers: Json = { ...COMMON_HEADERS, ...spec.responseHeaders }
     if (status === 201) headers.Location = { $ref: '#/components/headers/Location' }
     if (isWrite) headers['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' }
+    if (tagged) headers.ETag = { $ref: '#/components/headers/ETag' }
     const content: Json = { schema: toOpenApiSchema(spec.response, components) }
     if (spec.responseExample !== undefined) content.example = spec.responseExample
     responses[String(status)] = { description: SUCCESS_TEXT[status] ?? 'OK', headers, content: { 'application/json': content } }
+  }
+  if (notModified) {
+    responses['304'] = {
+      description: 'Not Modified: If-None-Match names the current ETag; no body',
+      headers: { ...COMMON_HEADERS, ETag: { $ref: '#/components/headers/ETag' } },
+    }
   }
   // A DELETE writes too: a full disk refuses it like any write.
   // Any route refuses query parameters it does not take (validation_failed), with or without a query of its own.
   const codes = [
     ...AUTHENTICATED_ERRORS,
     'validation_failed' as const,
-    ...(isWrite ? WRITE_ERRORS : []),
+    ...(isWrite ? WRITE_ERRORS.filter((code) => !(keyOptional && code === 'idempotency_key_missing')) : []),
     ...(spec.method === 'DELETE' ? STORAGE_WRITE_ERRORS : []),
+    ...(conditional ? (['precondition_failed'] as const) : []),
     ...spec.errors,
   ]
   const byStatus = new Map<number, ErrorCode[]>()
@@ -193,6 +219,7 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
     const headers: Json = { ...COMMON_HEADERS }
     if (status === 429 || list.includes('idempotency_key_in_progress')) headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' }
     if (status === 401) headers['WWW-Authenticate'] = { description: 'Bearer', schema: { type: 'string' } }
+    if (status === 412) headers.ETag = { $ref: '#/components/headers/ETag' }
     // A write's refusal by its handler is stored and replayed like a success (CONTRACT §8); a
     // field's shape (validation_failed) is not, so the client may fix it under the same key.
     if (isWrite && list.some((code) => code !== 'validation_failed' && spec.errors.includes(code))) {
@@ -218,7 +245,9 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
   if (spec.body) {
     const content: Json = { schema: toOpenApiSchema(spec.body, components) }
     if (spec.requestExample !== undefined) content.example = spec.requestExample
-    operation.requestBody = { required: true, content: { 'application/json': content } }
+    // A route that takes a file: the file itself (sent with any media type but JSON) is the other form of its body.
+    const file = spec.fileBody && { 'application/octet-stream': { schema: { type: 'string', format: 'binary', description: spec.fileBody.description } } }
+    operation.requestBody = { required: true, content: { ...file, 'application/json': content } }
   }
   return operation
 }
@@ -266,7 +295,7 @@ export function documentBase(components: Record<string, unknown>) {
       title: 'pfin API',
       version: '1.0.0-alpha',
       description:
-        'Self-hosted personal-finance API. Authenticate with `Authorization: Bearer <API key>`; send `Idempotency-Key` on every POST and PATCH. Money values are exact decimals with at most 8 decimal places. Errors are application/problem+json.',
+        'Self-hosted personal-finance API. Authenticate with `Authorization: Bearer <API key>`; send `Idempotency-Key` on every POST and PATCH (on PUT it is optional). Money values are exact decimals with at most 8 decimal places. Errors are application/problem+json.',
     },
     servers: [{ url: '/' }],
     paths: {
@@ -275,13 +304,42 @@ export function documentBase(components: Record<string, unknown>) {
     },
     tags: [{ name: 'Profile' }, { name: 'Accounts' }, { name: 'Transactions' }, { name: 'Categories' }, { name: 'Payees' }, { name: 'System' }],
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A personal API key: `pfk_…`' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `A personal API key: \`pfk_…\`. Each key carries scopes, set by the operator (\`key create\`, \`key update\`): ${SCOPES.map((scope) => `\`${scope}\``).join(', ')}. Each operation names the scopes it needs.`,
+        },
+      },
       parameters: {
         IdempotencyKey: {
           name: 'Idempotency-Key',
           in: 'header',
           required: true,
           description: 'Makes the request safe to retry: the same key with the same request replays the stored response.',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+        },
+        IfMatch: {
+          name: 'If-Match',
+          in: 'header',
+          required: false,
+          description:
+            'Change or delete only if the resource is still as read: its ETag from an earlier answer (or `*`: if it exists). A stale tag is 412 `precondition_failed` with the current ETag, and nothing is written.',
+          schema: { type: 'string' },
+        },
+        IfNoneMatch: {
+          name: 'If-None-Match',
+          in: 'header',
+          required: false,
+          description: 'The ETag of the copy you hold: 304 without a body while it is still current.',
+          schema: { type: 'string' },
+        },
+        OptionalIdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Optional on PUT (a repeated PUT is harmless either way); when sent, it works as on POST: the same key with the same request replays the stored response.',
           schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
         },
       },

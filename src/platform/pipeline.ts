@@ -1,17 +1,20 @@
 import type { Elysia } from 'elysia'
 import { admit, authorize, refuseQueryParameters, requestUrl } from './admission.ts'
 import type { AuthContext } from './auth.ts'
-import { type Platform, type RequestState, requestStateOf } from './context.ts'
+import { type Platform, type RequestState, requestStateOf, type ServerLookup } from './context.ts'
 import { PROBLEM_CONTENT_TYPE } from './errors.ts'
 import type { DeferredOperations } from './openapi.ts'
-import type { AnyRoute } from './route.ts'
+import { encodeBody, MIN_COMPRESSED_LENGTH } from './compression.ts'
+import { entityTagOfBody, noneMatchFails } from './etag.ts'
+import { addVary } from './vary.ts'
+import { type AnyRoute, isWriteMethod } from './route.ts'
 import { assertValid, coerceQuery } from './validation.ts'
-import { Input, performGroupedWrite, prepareWrite } from './write-path.ts'
+import { handleChecked, Input, performGroupedWrite, performKeylessWrite, prepareRoute, prepareWrite } from './write-path.ts'
 
 /**
  * The request pipeline, in the order of CONTRACT §6: route → authentication → rate limit →
  * scope/tier → idempotency → body → handler. The route's handler runs synchronously, inside
- * the write transaction for POST and PATCH, so a write and its idempotency record commit
+ * the write transaction for POST, PATCH and PUT, so a write and its idempotency record commit
  * together (in a commit shared with the owner's other writes of the same turn: write-groups.ts).
  */
 
@@ -27,41 +30,75 @@ export const PRIVATE_ANSWER_HEADERS = { 'cache-control': 'no-store', 'x-content-
 type ResponseSetter = { status?: number | string; headers: Headers }
 
 /**
- * Answers through Elysia's `set` with the body as ready JSON text: Elysia builds the one
- * Response itself (returning a Response would make it copy the headers into a second one).
+ * Answers through Elysia's `set` with the body as ready JSON text (or its coded bytes): Elysia
+ * builds the one Response itself (returning a Response would make it copy the headers into a
+ * second one). A single resource's success carries its ETag (CONTRACT §25): on a GET whose
+ * If-None-Match names it, the answer is 304 without a body.
  */
-function respond(set: ResponseSetter, status: number, body: string, location?: string | null, extra?: Headers): string {
+function respond(
+  set: ResponseSetter,
+  state: RequestState,
+  route: AnyRoute,
+  status: number,
+  body: string,
+  location?: string | null,
+  extra?: Headers,
+  etag?: string,
+): string | Uint8Array {
   set.status = status
-  set.headers['content-type'] = status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json'
   if (location) set.headers.location = location
   if (extra) Object.assign(set.headers, extra)
-  return body
+  if (status < 300 && (route.etag || route.current)) {
+    const tag = etag ?? entityTagOfBody(body)
+    if (tag !== undefined) {
+      set.headers.etag = tag
+      if (route.method === 'GET' && noneMatchFails(state.header('if-none-match'), tag)) {
+        set.status = 304
+        // A 304 names what the 200 would vary on.
+        if (body.length > MIN_COMPRESSED_LENGTH) addVary(set.headers, 'Accept-Encoding')
+        return ''
+      }
+    }
+  }
+  set.headers['content-type'] = status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json'
+  return body.length > MIN_COMPRESSED_LENGTH ? encodeBody(body, state.header('accept-encoding'), set.headers) : body
 }
 
 /** Runs the route's handler; a write runs inside the tenant transaction that also records its answer. */
-function execute(platform: Platform, route: AnyRoute, state: RequestState, params: unknown, set: ResponseSetter): string | Promise<string> {
+function execute(
+  platform: Platform,
+  route: AnyRoute,
+  state: RequestState,
+  params: unknown,
+  set: ResponseSetter,
+): string | Uint8Array | Promise<string | Uint8Array> {
   if (state.replay) {
     const replay = state.replay
     set.headers['x-request-id'] = replay.requestId
-    return respond(set, replay.status, replay.body, replay.location, { 'idempotent-replayed': 'true' })
+    return respond(set, state, route, replay.status, replay.body, replay.location, { 'idempotent-replayed': 'true' })
   }
   const input = new Input(platform.tenants, state, params)
   const idem = state.idempotency
+  if (state.keyless) {
+    return performKeylessWrite(platform, route, state, input).then((outcome) =>
+      respond(set, state, route, outcome.status, outcome.body, outcome.location, outcome.headers),
+    )
+  }
   if (!idem) {
-    const reply = route.handle(input)
-    return respond(set, reply.status, reply.serialized ?? JSON.stringify(reply.body), reply.location, reply.headers)
+    const reply = route.current ? handleChecked(route, input, state.ifMatch ?? null) : route.handle(input)
+    return respond(set, state, route, reply.status, reply.serialized ?? JSON.stringify(reply.body), reply.location, reply.headers, reply.etag)
   }
   return performGroupedWrite(platform, route, state, input, idem).then((outcome) =>
-    respond(set, outcome.status, outcome.body, outcome.location, outcome.headers),
+    respond(set, state, route, outcome.status, outcome.body, outcome.location, outcome.headers),
   )
 }
 
 type RouteContext = { request: Request; params: unknown; set: ResponseSetter }
 
-export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[], operations: DeferredOperations): void {
-  const server = () => app.server
+export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[], operations: DeferredOperations, server: ServerLookup): void {
+  const cors = platform.cors
   for (const route of routes) {
-    const isWrite = route.method === 'POST' || route.method === 'PATCH'
+    const isWrite = isWriteMethod(route.method)
 
     // One Elysia handler per route runs the whole pipeline (a transform hook would cost an
     // await per request). It is synchronous for a read by a key verified before; only a
@@ -70,6 +107,7 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       const auth = admit(platform, found, state, set.headers)
       authorize(route, auth)
       state.auth = auth
+      if (route.current) state.ifMatch = request.headers.get('if-match')
       if (route.query) {
         const query = coerceQuery(route.query, requestUrl(request).searchParams)
         assertValid(route.query, query, 'query')
@@ -77,7 +115,11 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       } else if (request.url.includes('?')) {
         refuseQueryParameters(requestUrl(request).searchParams)
       }
-      if (isWrite) return prepareWrite(platform, route, request, state, auth).then(() => execute(platform, route, state, params, set))
+      if (isWrite) {
+        return prepareWrite(platform, route, request, state, auth)
+          .then(() => (route.prepare ? prepareRoute(platform, route, state, params) : undefined))
+          .then(() => execute(platform, route, state, params, set))
+      }
       return execute(platform, route, state, params, set)
     }
     const logged = (state: RequestState, set: ResponseSetter) =>
@@ -88,6 +130,8 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       set.headers['x-request-id'] = state.requestId
       set.headers['cache-control'] = PRIVATE_ANSWER_HEADERS['cache-control']
       set.headers['x-content-type-options'] = PRIVATE_ANSWER_HEADERS['x-content-type-options']
+      // Before anything can refuse the request: a page must be able to read a 401 or a 429 too.
+      if (cors) cors.decorate(request.headers.get('origin'), set.headers)
       const found = platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip)
       // Errors are logged by the error handler; answers here, once they are made.
       const answer = found instanceof Promise ? found.then((auth) => proceed(request, params, set, state, auth)) : proceed(request, params, set, state, found)

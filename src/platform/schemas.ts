@@ -33,6 +33,11 @@ export const ClockTime = t.String({ pattern: CLOCK_TIME_PATTERN, description: 'a
 /** Money in requests: a JSON number with at most 8 decimal places (checked exactly from its text). */
 export const Money = t.Number({ description: 'exact decimal, at most 8 decimal places, |value| ≤ 92233720368' })
 export const EpochMs = Type.Integer({ description: 'Unix epoch milliseconds' })
+/** A resource's time of its latest change (CONTRACT §25). */
+export const UpdatedAt = Type.Integer({
+  description:
+    'Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back',
+})
 export const Id = (prefix: string, example: string) => t.String({ description: `an id starting with ${prefix}_`, examples: [example] })
 
 /** Query parameters shared by the list routes (CONTRACT §9). */

@@ -2,9 +2,11 @@ import type { TenantRegistry } from '../db/tenant/registry.ts'
 import type { Tenant } from '../db/tenant/tenant.ts'
 import { checkBody, requestUrl } from './admission.ts'
 import type { AuthContext } from './auth.ts'
-import { readJsonBody } from './body.ts'
+import { canonicalJson } from './canonical-json.ts'
+import { isJsonBody, readFileBody, readJsonBody } from './body.ts'
 import type { Platform, RequestState } from './context.ts'
 import { ApiError, problemBody } from './errors.ts'
+import { assertIfMatch, entityTag } from './etag.ts'
 import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempotency.ts'
 import type { AnyRoute, HandlerInput, Reply } from './route.ts'
 import { quotaExceeded } from './storage-problem.ts'
@@ -22,6 +24,7 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
   readonly body: unknown
   readonly query: unknown
   readonly requestId: string
+  readonly prepared: unknown
   constructor(
     private readonly tenants: TenantRegistry,
     state: RequestState,
@@ -31,6 +34,7 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
     this.body = state.body
     this.query = state.query ?? {}
     this.requestId = state.requestId
+    this.prepared = state.prepared
   }
   get tenant(): Tenant {
     return this.tenants.get(this.auth.subject.id)
@@ -38,14 +42,28 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
 }
 
 /**
- * The write half of the pipeline (POST and PATCH): Idempotency-Key, body, fingerprint, then
- * either a stored answer to replay, or the key claimed for this request.
+ * The write half of the pipeline (POST, PATCH, PUT): Idempotency-Key, body, fingerprint, then
+ * either a stored answer to replay, or the key claimed for this request. A PUT sets a state
+ * outright, so sending it twice is harmless: its key is optional, and honoured when sent.
  */
 export async function prepareWrite(platform: Platform, route: AnyRoute, request: Request, state: RequestState, auth: AuthContext): Promise<void> {
-  const key = readIdempotencyKey(request.headers.get('idempotency-key'))
-  const decoded = route.body ? await readJsonBody(request, route.maxBodyBytes) : undefined
+  const header = request.headers.get('idempotency-key')
+  const isPut = route.method === 'PUT'
+  if (isPut && header === null) {
+    const decoded = route.body ? await readJsonBody(request, route.maxBodyBytes) : undefined
+    checkBody(route, decoded?.value)
+    state.body = decoded?.value
+    state.keyless = true
+    return
+  }
+  const key = readIdempotencyKey(header, isPut)
+  const decoded = !route.body
+    ? undefined
+    : route.fileBody && !isJsonBody(request)
+      ? await readFileBody(request, route.fileBody.maxBytes)
+      : await readJsonBody(request, route.maxBodyBytes)
   const ownerId = auth.subject.id
-  const print = fingerprint(route.method, requestUrl(request).pathname, decoded?.canonical ?? '')
+  const print = fingerprint(route.method, requestUrl(request).pathname, decoded?.canonical ?? '', queryPrint(route, state))
   const stored = platform.idempotency.find(platform.tenants.get(ownerId), key)
   if (stored) {
     if (stored.fingerprint !== print) {
@@ -62,6 +80,18 @@ export async function prepareWrite(platform: Platform, route: AnyRoute, request:
   state.body = decoded?.value
   state.idempotency = { ownerId, key, fingerprint: print, token }
 }
+
+/**
+ * Runs the route's `prepare` (if any) for a write that will run: after its key is claimed, before
+ * it is queued. A rejection, which `prepare` must not do, reaches the handler as the error.
+ */
+export async function prepareRoute(platform: Platform, route: AnyRoute, state: RequestState, params: unknown): Promise<void> {
+  if (!route.prepare || state.replay) return
+  state.prepared = await route.prepare(new Input(platform.tenants, state, params)).catch((error: unknown) => error)
+}
+
+/** The query's part of a fingerprint: only for a route that takes a file, whose options come in the query. */
+export const queryPrint = (route: AnyRoute, state: RequestState): string | undefined => (route.fileBody ? canonicalJson(state.query ?? {}) : undefined)
 
 export interface Outcome {
   status: number
@@ -88,10 +118,25 @@ function serialize(reply: Reply<unknown>, requestId: string, now: number, print:
   }
 }
 
+/**
+ * The route's handler, with its If-Match checked first against the resource as it is now (a
+ * PATCH's inside its write transaction; a DELETE's in a transaction of its own around both), so
+ * a stale tag is refused before anything is written (CONTRACT §25).
+ */
+export function handleChecked(route: AnyRoute, input: Input, ifMatch: string | null): Reply<unknown> {
+  if (ifMatch === null || !route.current) return route.handle(input)
+  const current = route.current
+  const check = () => {
+    assertIfMatch(ifMatch, entityTag(JSON.stringify(current(input))))
+    return route.handle(input)
+  }
+  return route.method === 'DELETE' ? input.tenant.write(check) : check()
+}
+
 /** A write's work inside its transaction: the handler, and its answer recorded beside its effects. */
 const writeBody = (platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem) => (tenant: Tenant) => {
   if (tenant.overQuota()) throw quotaExceeded(platform, tenant)
-  const reply = route.handle(input)
+  const reply = route.current ? handleChecked(route, input, state.ifMatch ?? null) : route.handle(input)
   const record = serialize(reply, state.requestId, Date.now(), idem.fingerprint)
   platform.idempotency.recordInTenant(tenant, idem.key, record)
   return record
@@ -110,7 +155,8 @@ function committed(platform: Platform, idem: Idem, stored: StoredResponse): Outc
  * inside the handler). Anything else is rethrown for the error handler.
  */
 function refused(platform: Platform, state: RequestState, idem: Idem, error: unknown): Outcome {
-  if (error instanceof ApiError && error.code === 'validation_failed') return problemOutcome(error, state.requestId)
+  // A stale If-Match is not kept either: the client reads the resource again and retries under the same key (CONTRACT §25).
+  if (error instanceof ApiError && (error.code === 'validation_failed' || error.code === 'precondition_failed')) return problemOutcome(error, state.requestId)
   if (error instanceof ApiError && error.status < 500) {
     const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
     const record = { fingerprint: idem.fingerprint, status: error.status, body, location: null, requestId: state.requestId, createdAt: Date.now() }
@@ -157,9 +203,29 @@ export function performWrite(platform: Platform, route: AnyRoute, state: Request
   })
 }
 
+/**
+ * A PUT without an Idempotency-Key: the same transaction, quota check and group commit as any
+ * write, but no answer is kept, so a repeat runs again (and, being a PUT, changes nothing more).
+ */
+export function performKeylessWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input): Promise<Outcome> {
+  const ownerId = input.auth.subject.id
+  return platform.writes
+    .run(ownerId, (tenant) => {
+      if (tenant.overQuota()) throw quotaExceeded(platform, tenant)
+      return route.handle(input)
+    })
+    .then(
+      (reply): Outcome => ({ status: reply.status, body: reply.serialized ?? JSON.stringify(reply.body), location: reply.location ?? null }),
+      (error: unknown) => {
+        if (error instanceof ApiError && error.status < 500) return problemOutcome(error, state.requestId)
+        throw error
+      },
+    )
+}
+
 /** A write over HTTP: it shares its commit with the owner's other writes of this turn (`WriteGroups`). */
 export function performGroupedWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem): Promise<Outcome> {
-  return platform.writes.run(idem.ownerId, writeBody(platform, route, state, input, idem)).then(
+  return platform.writes.run(idem.ownerId, writeBody(platform, route, state, input, idem), { alone: route.alone }).then(
     (stored) => settleWrite(platform, state, idem, () => stored),
     (error: unknown) =>
       settleWrite(platform, state, idem, () => {

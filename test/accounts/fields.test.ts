@@ -67,6 +67,8 @@ describe('create → get → list', () => {
         { label: 'Branch', value: '' },
       ],
       createdAt: created.createdAt,
+      // A new object has not changed since it was made (CONTRACT §25).
+      updatedAt: created.createdAt,
     })
     expect(Number.isInteger(created.createdAt)).toBe(true)
     expect(Math.abs(created.createdAt - Date.now())).toBeLessThan(60_000)
@@ -101,6 +103,7 @@ describe('create → get → list', () => {
       accountNumber: null,
       customFields: [],
       createdAt: created.createdAt,
+      updatedAt: created.createdAt,
     })
     expect(await get(server, owner.key, `/v1/accounts/${created.id}`)).toEqual(created)
   })
@@ -152,10 +155,12 @@ describe('PATCH', () => {
       ...body,
       id: account.id,
       createdAt: account.createdAt,
+      updatedAt: changed.updatedAt,
       isArchived: false,
       name: 'Credit card',
       externalId: 'cc-9',
     })
+    expect(changed.updatedAt).toBeGreaterThanOrEqual(account.updatedAt)
     expect(await get(server, owner.key, `/v1/accounts/${account.id}`)).toEqual(changed)
   })
 
@@ -175,7 +180,8 @@ describe('PATCH', () => {
       accountNumber: null,
     }
     const cleared = await patch(server, owner.key, `/v1/accounts/${account.id}`, nulls)
-    expect(cleared).toEqual({ ...account, ...nulls })
+    expect(cleared).toEqual({ ...account, ...nulls, updatedAt: cleared.updatedAt })
+    expect(cleared.updatedAt).toBeGreaterThanOrEqual(account.updatedAt)
     expect(await get(server, owner.key, `/v1/accounts/${account.id}`)).toEqual(cleared)
     // The cleared externalId is free again.
     expect((await createAccount(server, owner.key, { externalId: 'clear-me' })).externalId).toBe('clear-me')
@@ -185,7 +191,8 @@ describe('PATCH', () => {
     const account = await createAccount(server, owner.key, { ...FULL, externalId: 'keep-1' })
     expect(await patch(server, owner.key, `/v1/accounts/${account.id}`, {})).toEqual(account)
     const renamed = await patch(server, owner.key, `/v1/accounts/${account.id}`, { name: 'Renamed' })
-    expect(renamed).toEqual({ ...account, name: 'Renamed' })
+    expect(renamed).toEqual({ ...account, name: 'Renamed', updatedAt: renamed.updatedAt })
+    expect(renamed.updatedAt).toBeGreaterThanOrEqual(account.updatedAt)
     expect(await get(server, owner.key, `/v1/accounts/${account.id}`)).toEqual(renamed)
   })
 

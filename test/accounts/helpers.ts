@@ -30,6 +30,7 @@ export const ACCOUNT_FIELDS = [
   'accountNumber',
   'customFields',
   'createdAt',
+  'updatedAt',
 ].sort()
 
 export const PAYEE_FIELDS = [
@@ -43,6 +44,7 @@ export const PAYEE_FIELDS = [
   'transactionCount',
   'totalSpent',
   'createdAt',
+  'updatedAt',
 ].sort()
 
 /** An id of the right shape that no one has. */

@@ -80,7 +80,8 @@ describe('externalId', () => {
     const res = await server.request('PATCH', `/v1/accounts/${b.id}`, { key: owner.key, body: { name: 'Renamed', externalId: 'dup-2' } })
     expectProblem(res, 409, 'external_id_conflict')
     expect(await get(server, owner.key, `/v1/accounts/${b.id}`)).toEqual(b)
-    expect(await patch(server, owner.key, `/v1/accounts/${b.id}`, { externalId: 'dup-3', name: 'Same id' })).toEqual({ ...b, name: 'Same id' })
+    const same = await patch(server, owner.key, `/v1/accounts/${b.id}`, { externalId: 'dup-3', name: 'Same id' })
+    expect(same).toEqual({ ...b, name: 'Same id', updatedAt: same.updatedAt })
   })
 
   test('an archived account still holds its externalId', async () => {
@@ -123,7 +124,7 @@ describe('upsert', () => {
     })
     expect(second.status).toBe(200)
     expect(second.json.operation).toBe('updated')
-    expect(second.json.data).toEqual({ ...created, name: 'Synced again', type: 'card', balance: 7.25, subtype: 'debit' })
+    expect(second.json.data).toEqual({ ...created, name: 'Synced again', type: 'card', balance: 7.25, subtype: 'debit', updatedAt: second.json.data.updatedAt })
     expect(await get(server, owner.key, `/v1/accounts/${created.id}`)).toEqual(second.json.data)
     const all = await listAll(server, owner.key, '/v1/accounts', { includeArchived: 'true' })
     expect(all.filter((a: Json) => a.externalId === 'sync-1')).toHaveLength(1)
@@ -144,7 +145,7 @@ describe('upsert', () => {
     })
     expect(res.status).toBe(200)
     expect(res.json.operation).toBe('updated')
-    expect(res.json.data).toEqual({ ...archived, name: 'New', balance: 2, isArchived: true })
+    expect(res.json.data).toEqual({ ...archived, name: 'New', balance: 2, isArchived: true, updatedAt: res.json.data.updatedAt })
     expect(await get(server, owner.key, `/v1/accounts/${created.id}`)).toEqual(res.json.data)
     expect((await listAll(server, owner.key, '/v1/accounts')).map((a: Json) => a.id)).not.toContain(created.id)
   })
@@ -170,7 +171,7 @@ describe('DELETE archives', () => {
     const first = await server.request('DELETE', `/v1/accounts/${account.id}`, { key: owner.key })
     expect(first.status).toBe(200)
     expect(Object.keys(first.json)).toEqual(['data'])
-    expect(first.json.data).toEqual({ ...account, isArchived: true })
+    expect(first.json.data).toEqual({ ...account, isArchived: true, updatedAt: first.json.data.updatedAt })
     const again = await server.request('DELETE', `/v1/accounts/${account.id}`, { key: owner.key })
     expect(again.status).toBe(200)
     expect(again.json.data).toEqual(first.json.data)
@@ -191,7 +192,7 @@ describe('DELETE archives', () => {
     const account = await createAccount(server, owner.key)
     await server.request('DELETE', `/v1/accounts/${account.id}`, { key: owner.key })
     const changed = await patch(server, owner.key, `/v1/accounts/${account.id}`, { name: 'Still archived', balance: 3 })
-    expect(changed).toEqual({ ...account, name: 'Still archived', balance: 3, isArchived: true })
+    expect(changed).toEqual({ ...account, name: 'Still archived', balance: 3, isArchived: true, updatedAt: changed.updatedAt })
   })
 
   test('includeArchived must be true or false', async () => {

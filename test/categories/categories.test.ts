@@ -11,7 +11,22 @@ beforeAll(async () => {
 })
 afterAll(() => server.stop())
 
-const FIELDS = ['id', 'externalId', 'name', 'icon', 'color', 'type', 'parentId', 'depth', 'fullName', 'presetKey', 'isArchived', 'isSystem', 'countries']
+const FIELDS = [
+  'id',
+  'externalId',
+  'name',
+  'icon',
+  'color',
+  'type',
+  'parentId',
+  'depth',
+  'fullName',
+  'presetKey',
+  'isArchived',
+  'isSystem',
+  'countries',
+  'updatedAt',
+]
 
 describe('custom categories: fields', () => {
   test('every field round-trips through create, get and list', async () => {
@@ -40,7 +55,9 @@ describe('custom categories: fields', () => {
       isArchived: false,
       isSystem: false,
       countries: null,
+      updatedAt: created.updatedAt,
     })
+    expect(created.updatedAt).toBeGreaterThan(0)
     expect(await getCategory(server, owner.key, created.id)).toEqual(created)
     const list = await listAll(server, owner.key)
     expect(list[list.length - 1]).toEqual(created)
@@ -72,7 +89,9 @@ describe('custom categories: fields', () => {
       parentId: parent.id,
       depth: 1,
       fullName: 'Kids / School fees',
+      updatedAt: changed.json.data.updatedAt,
     })
+    expect(changed.json.data.updatedAt).toBeGreaterThanOrEqual(cat.updatedAt)
     expect(await getCategory(server, owner.key, cat.id)).toEqual(changed.json.data)
 
     const cleared = await server.request('PATCH', `/v1/categories/${cat.id}`, {
@@ -80,7 +99,16 @@ describe('custom categories: fields', () => {
       body: { externalId: null, icon: null, color: null, type: null, parentId: null },
     })
     expect(cleared.status).toBe(200)
-    expect(cleared.json.data).toEqual({ ...cat, name: 'School fees', fullName: 'School fees', externalId: null, icon: null, color: null, type: null })
+    expect(cleared.json.data).toEqual({
+      ...cat,
+      name: 'School fees',
+      fullName: 'School fees',
+      externalId: null,
+      icon: null,
+      color: null,
+      type: null,
+      updatedAt: cleared.json.data.updatedAt,
+    })
     expect(await getCategory(server, owner.key, cat.id)).toEqual(cleared.json.data)
 
     const empty = await server.request('PATCH', `/v1/categories/${cat.id}`, { key: owner.key, body: {} })
@@ -138,7 +166,13 @@ describe('upsert', () => {
     expect(second.status).toBe(200)
     expect(second.json.operation).toBe('updated')
     expect(second.headers.get('location')).toBeNull()
-    expect(second.json.data).toEqual({ ...created, name: 'Gym & Sports', color: '#00FF00', fullName: 'Health / Gym & Sports' })
+    expect(second.json.data).toEqual({
+      ...created,
+      name: 'Gym & Sports',
+      color: '#00FF00',
+      fullName: 'Health / Gym & Sports',
+      updatedAt: second.json.data.updatedAt,
+    })
     expect((await listAll(server, owner.key)).filter((c) => !c.isSystem)).toEqual([second.json.data])
   })
 
@@ -286,14 +320,21 @@ describe('archiving', () => {
 
     const res = await server.request('DELETE', `/v1/categories/${a.id}`, { key: owner.key })
     expect(res.status).toBe(200)
-    expect(res.json.data).toEqual({ ...a, isArchived: true })
-    for (const cat of [b, c]) expect(await getCategory(server, owner.key, cat.id)).toEqual({ ...cat, isArchived: true })
+    expect(res.json.data).toEqual({ ...a, isArchived: true, updatedAt: res.json.data.updatedAt })
+    const archived = [res.json.data]
+    for (const cat of [b, c]) {
+      const below = await getCategory(server, owner.key, cat.id)
+      // Archived with their ancestor: a change of theirs (CONTRACT §25).
+      expect(below).toEqual({ ...cat, isArchived: true, updatedAt: below.updatedAt })
+      expect(below.updatedAt).toBeGreaterThanOrEqual(cat.updatedAt)
+      archived.push(below)
+    }
     expect((await getCategory(server, owner.key, sibling.id)).isArchived).toBe(false)
 
     const active = (await listAll(server, owner.key)).filter((x) => !x.isSystem).map((x) => x.id)
     expect(active).toEqual([sibling.id, underSystem.id])
     const all = (await listAll(server, owner.key, 'includeArchived=true')).filter((x) => !x.isSystem)
-    expect(all).toEqual([{ ...a, isArchived: true }, { ...b, isArchived: true }, { ...c, isArchived: true }, sibling, underSystem])
+    expect(all).toEqual([...archived, sibling, underSystem])
 
     // again: 200, unchanged
     const again = await server.request('DELETE', `/v1/categories/${a.id}`, { key: owner.key })

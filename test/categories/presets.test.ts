@@ -67,6 +67,8 @@ describe('the system category preset', () => {
         is_system: 1n,
         countries: preset.countries === null ? null : JSON.stringify(preset.countries),
         created_at: BigInt(index),
+        // Fixed, as the preset is: the same small number (CONTRACT §25).
+        updated_at: BigInt(index),
       })
     })
   })
@@ -99,6 +101,7 @@ describe('the system category preset', () => {
       isArchived: false,
       isSystem: true,
       countries: null,
+      updatedAt: PRESETS.findIndex((preset) => preset.presetKey === 'groceries'),
     })
     const salary = listA.find((c) => c.id === 'cat_sys_thirteenth_salary')
     expect(salary).toMatchObject({ type: 'income', parentId: 'cat_sys_income', fullName: 'Income / 13th salary', countries: ['BR', 'PT'] })

@@ -208,7 +208,9 @@ describe('a client generated from /openapi.json', () => {
     })
     expect(result.transaction.payeeId).toMatch(/^pay_/)
     expect(result.replayed).toBe('true')
-    expect(result.accounts).toEqual([{ ...result.account, balance: 87.5 }])
+    // The transaction moved the balance: a change of the account (CONTRACT §25).
+    expect(result.accounts).toEqual([{ ...result.account, balance: 87.5, updatedAt: result.accounts[0].updatedAt }])
+    expect(result.accounts[0].updatedAt).toBeGreaterThanOrEqual(result.account.updatedAt)
     expect(result.transactions).toEqual([result.transaction])
     expect(result.filtered).toEqual([result.transaction])
     expect(result.hasMore).toBe(false)
@@ -234,7 +236,7 @@ describe('what the generated client relies on in the document', () => {
     '/v1/payees': ['GET', 'POST'],
     '/v1/payees/{payeeId}': ['GET', 'PATCH'],
     '/v1/payees/upsert': ['POST'],
-    // Beyond SPEC §4, from CONTRACT §15, §16 and §22.
+    // Beyond SPEC §4, from CONTRACT §15, §16, §22 and §23, §27.
     '/v1/changes': ['GET'],
     '/v1/transactions/batch': ['POST'],
     '/v1/tags': ['GET', 'POST'],
@@ -242,6 +244,16 @@ describe('what the generated client relies on in the document', () => {
     '/v1/tags/upsert': ['POST'],
     '/v1/transactions/bulk-update': ['POST'],
     '/v1/reports/spending': ['GET'],
+    '/v1/rules': ['GET', 'POST'],
+    '/v1/rules/{ruleId}': ['GET', 'PATCH', 'DELETE'],
+    '/v1/rules/upsert': ['POST'],
+    '/v1/rules/test': ['POST'],
+    '/v1/rules/{ruleId}/apply': ['POST'],
+    '/v1/budgets': ['GET'],
+    '/v1/budgets/{month}': ['GET', 'PUT'],
+    '/v1/budgets/{month}/categories/{categoryId}': ['PUT'],
+    '/v1/import-presets': ['GET', 'POST'],
+    '/v1/import-presets/{presetId}': ['GET', 'PATCH', 'DELETE'],
     '/openapi.json': ['GET'],
   }
 
@@ -250,7 +262,7 @@ describe('what the generated client relies on in the document', () => {
     expect(raw.info.version).toBe('1.0.0-alpha')
   })
 
-  test('every path of SPEC §4 (and of CONTRACT §15, §16, §22, §26) is present with exactly its methods', () => {
+  test('every path of SPEC §4 (and of CONTRACT §15, §16, §22, §23, §24, §26, §27) is present with exactly its methods', () => {
     const problems: string[] = []
     for (const [path, methods] of Object.entries(SPEC_PATHS)) {
       const item = doc.paths[path]
@@ -278,6 +290,11 @@ describe('what the generated client relies on in the document', () => {
       if (method === 'POST' || method === 'PATCH') {
         const key = op.parameters?.find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')
         if (!key?.required) problems.push(`${method} ${path}: Idempotency-Key header parameter`)
+      }
+      // A PUT takes the key when sent (CONTRACT §8): declared, not required.
+      if (method === 'PUT') {
+        const key = op.parameters?.find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')
+        if (!key || key.required) problems.push(`${method} ${path}: an optional Idempotency-Key header parameter`)
       }
     }
     expect(problems).toEqual([])
@@ -331,8 +348,8 @@ describe('what the generated client relies on in the document', () => {
       const success = Object.keys(op.responses)
         .filter((s) => s.startsWith('2'))
         .sort()
-      // The batch import and the bulk update answer 200 with a report (CONTRACT §16, §26): they create nothing of their own.
-      const reports = ['/v1/transactions/batch', '/v1/transactions/bulk-update']
+      // The batch import, the bulk update and the rule runs answer 200 with a report (CONTRACT §16, §26, §23): they create nothing of their own.
+      const reports = ['/v1/transactions/batch', '/v1/transactions/bulk-update', '/v1/rules/test', '/v1/rules/{ruleId}/apply']
       const expected = method === 'POST' && !reports.includes(path) ? (path.endsWith('/upsert') ? ['200', '201'] : ['201']) : ['200']
       if (success.join() !== expected.join()) problems.push(`${method} ${path}: ${success.join(',')} (expected ${expected.join(',')})`)
       // and every operation documents its error responses as problem+json

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { startTestServer, tempDir } from '../support/harness.ts'
+import { connect } from 'node:net'
+import { startTestServer, type TestServer, tempDir } from '../support/harness.ts'
 
 /**
  * deploy/pfin.service and deploy/Caddyfile: the directives the README promises are there, and
@@ -78,6 +79,8 @@ describe('deploy/pfin.service', () => {
     expect(one('StateDirectory')).toBe('pfin')
     expect(settings.get('Environment')).toContain('DATA_DIR=/var/lib/pfin')
     expect(settings.get('Environment')).toContain('HOST=127.0.0.1')
+    // The proxy beside it names the client (CONTRACT §25): loopback in both families.
+    expect(settings.get('Environment')).toContain('TRUSTED_PROXIES=127.0.0.1,::1')
     expect(one('Restart')).toBe('on-failure')
     expect(one('TimeoutStopSec')).toBe('20')
     expect(one('UMask')).toBe('0077')
@@ -137,10 +140,11 @@ describe('deploy/pfin.service', () => {
 describe('deploy/Caddyfile', () => {
   const caddyfile = readFileSync(caddyfilePath, 'utf8')
 
-  test('proxies the example name to pfin on loopback and explains the shared anonymous bucket', () => {
+  test('proxies the example name to pfin on loopback and explains TRUSTED_PROXIES and the shared bucket without it', () => {
     expect(caddyfile).toMatch(/^pfin\.example\.com \{/m)
     expect(caddyfile).toMatch(/^\treverse_proxy 127\.0\.0\.1:3000$/m)
     expect(caddyfile).toContain('X-Forwarded-For')
+    expect(caddyfile).toContain('TRUSTED_PROXIES=127.0.0.1,::1')
     expect(caddyfile).toContain('share ONE bucket')
   })
 
@@ -149,15 +153,14 @@ describe('deploy/Caddyfile', () => {
     expect(result.code).toBe(0)
   })
 
-  test.skipIf(!caddy)('served by Caddy on a local port, it reaches pfin: keys pass through, headers are added', async () => {
-    const server = await startTestServer()
+  /** The Caddyfile as shipped, on plain HTTP at a free local port, proxying to `server`, logging nowhere; `stop` ends Caddy. */
+  async function caddyInFront(server: TestServer): Promise<{ port: number; stop(): Promise<void> }> {
     const dir = tempDir('pfin-caddy-')
     dirs.push(dir)
     const probe = Bun.serve({ port: 0, fetch: () => new Response() })
-    const port = probe.port
+    const port = probe.port as number
     probe.stop(true)
     const upstream = new URL(server.url).host
-    // The file as shipped, but on plain HTTP at a free local port, to the test server, logging nowhere.
     const local = caddyfile
       .replace(/^pfin\.example\.com \{/m, `{\n\tadmin off\n\tauto_https off\n}\n\nhttp://127.0.0.1:${port} {`)
       .replace('reverse_proxy 127.0.0.1:3000', `reverse_proxy ${upstream}`)
@@ -168,23 +171,70 @@ describe('deploy/Caddyfile', () => {
       stdout: 'ignore',
       stderr: 'pipe',
     })
+    let health: Response | undefined
+    for (let i = 0; i < 100 && !health; i++) {
+      health = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined)
+      if (!health) await Bun.sleep(100)
+    }
+    expect(health?.status).toBe(200)
+    return {
+      port,
+      async stop() {
+        proc.kill('SIGTERM')
+        await proc.exited
+      },
+    }
+  }
+
+  test.skipIf(!caddy)('served by Caddy on a local port, it reaches pfin: keys pass through, headers are added', async () => {
+    const server = await startTestServer()
+    const front = await caddyInFront(server)
     try {
       const owner = await server.owner()
-      let health: Response | undefined
-      for (let i = 0; i < 100 && !health; i++) {
-        health = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined)
-        if (!health) await Bun.sleep(100)
-      }
-      expect(health?.status).toBe(200)
-      expect(health?.headers.get('x-content-type-options')).toBe('nosniff')
-      expect(health?.headers.get('strict-transport-security')).toContain('max-age=')
-      const me = await fetch(`http://127.0.0.1:${port}/v1/me`, { headers: { Authorization: `Bearer ${owner.key}` } })
+      const health = await fetch(`http://127.0.0.1:${front.port}/healthz`)
+      expect(health.status).toBe(200)
+      expect(health.headers.get('x-content-type-options')).toBe('nosniff')
+      expect(health.headers.get('strict-transport-security')).toContain('max-age=')
+      const me = await fetch(`http://127.0.0.1:${front.port}/v1/me`, { headers: { Authorization: `Bearer ${owner.key}` } })
       expect(me.status).toBe(200)
       expect(((await me.json()) as { data: { id: string } }).data.id).toBe(owner.id)
     } finally {
-      proc.kill('SIGTERM')
-      await proc.exited
+      await front.stop()
       await server.stop({ remove: true })
     }
   })
+
+  test.skipIf(!caddy)(
+    'with the unit’s TRUSTED_PROXIES, each client behind Caddy has its own anonymous bucket, and a forged X-Forwarded-For changes nothing',
+    async () => {
+      // The value the unit sets, read from the unit (CONTRACT §25).
+      const trusted = (serviceSettings(unit).get('Environment') ?? []).find((line) => line.startsWith('TRUSTED_PROXIES='))?.slice('TRUSTED_PROXIES='.length)
+      expect(trusted).toBe('127.0.0.1,::1')
+      const server = await startTestServer({ env: { TRUSTED_PROXIES: trusted as string, ANON_RATE_LIMIT_PER_MINUTE: '50' } })
+      const front = await caddyInFront(server)
+      /** `GET /v1/me` without a key, sent to Caddy from `localAddress` (another loopback address stands for another client). */
+      const remaining = (localAddress: string, forged?: string) =>
+        new Promise<number>((resolve, reject) => {
+          let text = ''
+          const socket = connect({ host: '127.0.0.1', port: front.port, localAddress }, () =>
+            socket.write(`GET /v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\n${forged ? `X-Forwarded-For: ${forged}\r\n` : ''}Connection: close\r\n\r\n`),
+          )
+          socket.setEncoding('utf8')
+          socket.on('data', (chunk) => {
+            text += chunk
+          })
+          socket.on('error', reject)
+          socket.on('close', () => resolve(Number(/x-ratelimit-remaining-minute: (\d+)/i.exec(text)?.[1])))
+        })
+      try {
+        expect(await remaining('127.0.0.66')).toBe(49)
+        expect(await remaining('127.0.0.66', '203.0.113.1')).toBe(48)
+        expect(await remaining('127.0.0.66', '203.0.113.2')).toBe(47)
+        expect(await remaining('127.0.0.77')).toBe(49)
+      } finally {
+        await front.stop()
+        await server.stop({ remove: true })
+      }
+    },
+  )
 })

@@ -22,6 +22,8 @@ const READ_TOOLS = [
   'list_categories',
   'find_payees',
   'list_tags',
+  'list_rules',
+  'test_rule',
   'search_transactions',
   'get_transaction',
   'spending_summary',
@@ -29,6 +31,7 @@ const READ_TOOLS = [
 ]
 const ALL_TOOLS = [
   ...READ_TOOLS,
+  'get_budget',
   'upsert_account',
   'update_account',
   'upsert_category',
@@ -36,10 +39,13 @@ const ALL_TOOLS = [
   'upsert_payee',
   'update_payee',
   'upsert_tag',
+  'upsert_rule',
   'upsert_transaction',
   'update_transaction',
   'bulk_update_transactions',
   'import_transactions',
+  'set_budget',
+  'import_file',
   'delete_transaction',
   'archive_account',
 ]
@@ -147,13 +153,13 @@ afterAll(async () => {
 })
 
 describe('tools/list', () => {
-  test('a read-only key sees exactly the nine read tools; a full key all twenty-two, in the stable order', async () => {
+  test('a read-only key sees exactly the read tools; a full key all of them, in the stable order', async () => {
     const readOnly = await server.key(owner.id, { scopes: READ_SCOPES })
     expect(await toolNames(server, readOnly.key)).toEqual(READ_TOOLS)
     const { tools } = await full.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(ALL_TOOLS)
     for (const tool of tools) {
-      expect(tool.annotations?.readOnlyHint).toBe(READ_TOOLS.includes(tool.name))
+      expect(tool.annotations?.readOnlyHint).toBe(READ_TOOLS.includes(tool.name) || tool.name === 'get_budget')
       expect(tool.annotations?.destructiveHint).toBe(tool.name === 'delete_transaction' || tool.name === 'archive_account')
       expect(tool.description?.length).toBeGreaterThan(20)
     }
@@ -164,23 +170,29 @@ describe('tools/list', () => {
     // delete_transaction reads the transaction for its plan: it needs transactions:read too.
     expect(await toolNames(server, writeOnly.key)).toEqual([
       'upsert_tag',
+      'upsert_rule',
       'upsert_transaction',
       'update_transaction',
       'bulk_update_transactions',
       'import_transactions',
+      'import_file',
     ])
     const readWrite = await server.key(owner.id, { scopes: ['transactions:read', 'transactions:write'] })
     expect(await toolNames(server, readWrite.key)).toEqual([
       'list_tags',
+      'list_rules',
+      'test_rule',
       'search_transactions',
       'get_transaction',
       'spending_summary',
       'get_changes',
       'upsert_tag',
+      'upsert_rule',
       'upsert_transaction',
       'update_transaction',
       'bulk_update_transactions',
       'import_transactions',
+      'import_file',
       'delete_transaction',
     ])
     const accounts = await server.key(owner.id, { scopes: ['accounts:read', 'accounts:write'] })
@@ -210,7 +222,7 @@ describe('tools/list', () => {
     expect(Object.keys(byName.delete_transaction.properties).sort()).toEqual(['confirmToken', 'transactionId'])
     expect(byName.delete_transaction.required).toEqual(['transactionId'])
     expect(Object.keys(byName.archive_account.properties).sort()).toEqual(['accountId', 'confirmToken'])
-    expect(Object.keys(byName.import_transactions.properties).sort()).toEqual(['confirmToken', 'ifDeleted', 'items'])
+    expect(Object.keys(byName.import_transactions.properties).sort()).toEqual(['applyRules', 'confirmToken', 'ifDeleted', 'items'])
     expect(byName.import_transactions.required).toEqual(['items'])
     expect(byName.update_transaction.required).toEqual(['transactionId'])
     expect(byName.search_transactions.properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 })
@@ -227,6 +239,7 @@ describe('tools/list', () => {
       'upsert_transaction',
       'update_transaction',
       'import_transactions',
+      'import_file',
       'search_transactions',
       'get_context',
       'get_changes',

@@ -44,6 +44,7 @@ describe('fields', () => {
       transactionCount: 0,
       totalSpent: 0,
       createdAt: created.createdAt,
+      updatedAt: created.createdAt,
     })
     expect(Number.isInteger(created.createdAt)).toBe(true)
     expectNoLinkedPersonId(res.text)
@@ -71,6 +72,7 @@ describe('fields', () => {
       transactionCount: 0,
       totalSpent: 0,
       createdAt: created.createdAt,
+      updatedAt: created.createdAt,
     })
     expect(linkedPersonIdOf(owner.id, created.id)).toBeNull()
   })
@@ -97,13 +99,15 @@ describe('fields', () => {
       aliases: ['NN', 'New Co'],
       categoryId: 'cat_sys_restaurants',
       isMerchant: true,
+      updatedAt: changed.json.data.updatedAt,
     })
+    expect(changed.json.data.updatedAt).toBeGreaterThanOrEqual(payee.updatedAt)
     expectNoLinkedPersonId(changed.text)
     expect(linkedPersonIdOf(owner.id, payee.id)).toBe('person-2')
     expect(await get(server, owner.key, `/v1/payees/${payee.id}`)).toEqual(changed.json.data)
 
     const cleared = await patch(server, owner.key, `/v1/payees/${payee.id}`, { externalId: null, categoryId: null, linkedPersonId: null, aliases: [] })
-    expect(cleared).toEqual({ ...changed.json.data, externalId: null, categoryId: null, aliases: [] })
+    expect(cleared).toEqual({ ...changed.json.data, externalId: null, categoryId: null, aliases: [], updatedAt: cleared.updatedAt })
     expect(linkedPersonIdOf(owner.id, payee.id)).toBeNull()
     expect(await patch(server, owner.key, `/v1/payees/${payee.id}`, {})).toEqual(cleared)
   })
@@ -134,7 +138,8 @@ describe('normalizedName and uniqueness', () => {
     const b = await createPayee(server, owner.key, { name: 'H&M' })
     expectProblem(await server.request('PATCH', `/v1/payees/${b.id}`, { key: owner.key, body: { name: 'ZARA ', isMerchant: true } }), 409, 'payee_exists')
     expect(await get(server, owner.key, `/v1/payees/${b.id}`)).toEqual(b)
-    expect(await patch(server, owner.key, `/v1/payees/${a.id}`, { name: 'ZARA' })).toEqual({ ...a, name: 'ZARA' })
+    const renamed = await patch(server, owner.key, `/v1/payees/${a.id}`, { name: 'ZARA' })
+    expect(renamed).toEqual({ ...a, name: 'ZARA', updatedAt: renamed.updatedAt })
   })
 
   test('upsert: a create with a taken name → 409 and nothing created; an update renaming onto a taken name → 409', async () => {
@@ -324,7 +329,7 @@ describe('upsert', () => {
     const second = await server.request('POST', '/v1/payees/upsert', { key: owner.key, body: { externalId: ' up-1 ', name: 'Upsert Company' } })
     expect(second.status).toBe(200)
     expect(second.json.operation).toBe('updated')
-    expect(second.json.data).toEqual({ ...created, name: 'Upsert Company', normalizedName: 'upsert company' })
+    expect(second.json.data).toEqual({ ...created, name: 'Upsert Company', normalizedName: 'upsert company', updatedAt: second.json.data.updatedAt })
     expect(linkedPersonIdOf(owner.id, created.id)).toBe('person-up')
     expect(await get(server, owner.key, `/v1/payees/${created.id}`)).toEqual(second.json.data)
     // Upserting the same name again: the payee's own name is no conflict.

@@ -1,13 +1,17 @@
 import { afterAll, expect, test } from 'bun:test'
 import { adminJson, call, cleanup, MAIN, processEnv, ROOT, tempDir } from '../support/processes.ts'
 
-/** Structured access logs: one line per request, never a key, a body or a query value. */
+/** Structured access logs: one line per request with the client address, never a key, a body or a query value. */
 
 afterAll(cleanup)
 
-async function serveAndCollect(format: string, requests: (url: string, key: string) => Promise<void>): Promise<string[]> {
+async function serveAndCollect(
+  format: string,
+  requests: (url: string, key: string) => Promise<void>,
+  extraEnv: Record<string, string> = {},
+): Promise<string[]> {
   const dataDir = tempDir('pfin-log-')
-  const env = processEnv(dataDir, { LOG_FORMAT: format })
+  const env = processEnv(dataDir, { LOG_FORMAT: format, ...extraEnv })
   const { id } = await adminJson(env, 'owner', 'create', '--name', 'Logs')
   const { key } = (await adminJson(env, 'key', 'create', '--owner', String(id))) as { key: string }
   // A fixed free-looking port: the listening line shares stdout with the log lines read here.
@@ -26,7 +30,7 @@ async function serveAndCollect(format: string, requests: (url: string, key: stri
   return (await text).split('\n').filter((line) => line.length > 0 && !line.startsWith('pfin'))
 }
 
-test('json: one line per request with time, request id, method, route pattern, status, duration and owner; no secrets', async () => {
+test('json: one line per request with time, request id, method, route pattern, status, duration, owner and client; no secrets', async () => {
   let accountId = ''
   const lines = await serveAndCollect('json', async (url, key) => {
     const created = await call(url, 'POST', '/v1/accounts', {
@@ -50,7 +54,9 @@ test('json: one line per request with time, request id, method, route pattern, s
     ['GET', null, 404],
   ])
   for (const entry of requests) {
-    expect(Object.keys(entry).sort()).toEqual(['duration_ms', 'method', 'owner_id', 'request_id', 'route', 'status', 'time'])
+    expect(Object.keys(entry).sort()).toEqual(['client_ip', 'duration_ms', 'method', 'owner_id', 'request_id', 'route', 'status', 'time'])
+    // No TRUSTED_PROXIES: the socket's peer, whatever a header claims (CONTRACT §25).
+    expect(entry.client_ip).toBe('127.0.0.1')
     expect(entry.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
     expect(typeof entry.duration_ms).toBe('number')
     expect(entry.request_id).toMatch(/^req_/)
@@ -65,9 +71,26 @@ test('pretty: a short readable line; off: nothing', async () => {
   const pretty = await serveAndCollect('pretty', async (url, key) => {
     await call(url, 'GET', '/v1/me', { key })
   })
-  expect(pretty.some((line) => / 200 GET \/v1\/me [\d.]+ms own_\w+ req_/.test(line))).toBe(true)
+  expect(pretty.some((line) => / 200 GET \/v1\/me [\d.]+ms own_\w+ 127\.0\.0\.1 req_/.test(line))).toBe(true)
   const off = await serveAndCollect('off', async (url, key) => {
     await call(url, 'GET', '/v1/me', { key })
   })
   expect(off).toEqual([])
+}, 60_000)
+
+test('behind a trusted proxy the line names the client its X-Forwarded-For gives; a forged entry to its left is not read', async () => {
+  const forwarded = (url: string, path: string, header: string) => fetch(url + path, { headers: { 'x-forwarded-for': header } })
+  const lines = await serveAndCollect(
+    'json',
+    async (url) => {
+      await forwarded(url, '/v1/me', '198.51.100.7, 203.0.113.9')
+      await forwarded(url, '/v1/nowhere', '2001:db8::5')
+    },
+    { TRUSTED_PROXIES: '127.0.0.1' },
+  )
+  const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.route !== '/healthz')
+  expect(entries.map((entry) => [entry.status, entry.client_ip])).toEqual([
+    [401, '203.0.113.9'],
+    [404, '2001:db8::5'],
+  ])
 }, 60_000)

@@ -341,6 +341,7 @@ export const unknownKey = fc.oneof(
   fc.constantFrom(
     'id',
     'createdAt',
+    'updatedAt',
     'isArchived',
     'isSystem',
     'transactionCount',

@@ -10,7 +10,7 @@ beforeAll(async () => {
 })
 afterAll(() => server.stop())
 
-const TAG_FIELDS = ['id', 'externalId', 'name', 'color', 'isArchived', 'transactionCount', 'createdAt']
+const TAG_FIELDS = ['id', 'externalId', 'name', 'color', 'isArchived', 'transactionCount', 'createdAt', 'updatedAt']
 
 async function setup() {
   const owner = await server.owner()
@@ -42,7 +42,7 @@ describe('the resource', () => {
     const first = await server.request('DELETE', `/v1/tags/${tag.id}`, { key })
     const second = await server.request('DELETE', `/v1/tags/${tag.id}`, { key })
     expect([first.status, second.status]).toEqual([200, 200])
-    expect(first.json.data).toEqual({ ...renamed, isArchived: true })
+    expect(first.json.data).toEqual({ ...renamed, isArchived: true, updatedAt: first.json.data.updatedAt })
     expect(second.json.data).toEqual(first.json.data)
     expect((await server.request('GET', '/v1/tags', { key })).json.data).toEqual([])
     expect((await server.request('GET', '/v1/tags?includeArchived=true', { key })).json.data).toEqual([first.json.data])

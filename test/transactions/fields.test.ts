@@ -28,7 +28,9 @@ describe('transaction fields', () => {
       },
     })
     expect(res.status).toBe(201)
-    expect(Object.keys(res.json)).toEqual(['data'])
+    // rulesApplied is null: the write did not ask for rules (CONTRACT §23).
+    expect(res.json.rulesApplied).toBeNull()
+    expect(Object.keys(res.json)).toEqual(['data', 'rulesApplied'])
     const txn = res.json.data
     expect(Object.keys(txn).sort()).toEqual([...TXN_FIELDS].sort())
     expect(txn.id).toMatch(/^txn_/)
@@ -46,6 +48,7 @@ describe('transaction fields', () => {
       amount: 12.9,
       date: '2026-11-21',
       note: 'weekly shop',
+      originalDescription: null,
       time: '14:30',
       isTransfer: false,
       transferToAccountId: null,
@@ -55,6 +58,8 @@ describe('transaction fields', () => {
       splitMode: null,
       categoryType: 'expense',
       createdAt: txn.createdAt,
+      // A new object has not changed since it was made (CONTRACT §25).
+      updatedAt: txn.createdAt,
       splits: [],
       tagIds: [],
     })
@@ -90,6 +95,7 @@ describe('transaction fields', () => {
       amount: 1,
       date: '2024-02-29',
       note: null,
+      originalDescription: null,
       time: null,
       isTransfer: false,
       transferToAccountId: null,
@@ -99,6 +105,7 @@ describe('transaction fields', () => {
       splitMode: null,
       categoryType: null,
       createdAt: txn.createdAt,
+      updatedAt: txn.createdAt,
       splits: [],
       tagIds: [],
     })
@@ -143,7 +150,17 @@ describe('transaction fields', () => {
       body: { note: null, time: null, externalId: null, categoryId: null, payeeId: null, date: '2026-03-02' },
     })
     expect(res.status).toBe(200)
-    expect(res.json.data).toEqual({ ...txn, note: null, time: null, externalId: null, categoryId: null, categoryType: null, payeeId: null, date: '2026-03-02' })
+    expect(res.json.data).toEqual({
+      ...txn,
+      note: null,
+      time: null,
+      externalId: null,
+      categoryId: null,
+      categoryType: null,
+      payeeId: null,
+      date: '2026-03-02',
+      updatedAt: res.json.data.updatedAt,
+    })
     const back = await server.request('PATCH', `/v1/transactions/${txn.id}`, {
       key: owner.key,
       body: { note: 'again', time: '23:59:59', externalId: 'x2', categoryId: 'cat_sys_salary' },

@@ -15,6 +15,7 @@ export const TXN_FIELDS = [
   'amount',
   'date',
   'note',
+  'originalDescription',
   'time',
   'isTransfer',
   'transferToAccountId',
@@ -24,6 +25,7 @@ export const TXN_FIELDS = [
   'splitMode',
   'categoryType',
   'createdAt',
+  'updatedAt',
   'splits',
   'tagIds',
 ]

@@ -5,7 +5,8 @@ import { expectProblem, startUnthrottledServer, type TestServer } from '../suppo
 import { createAccount, createTxn, type Json, listAll, newestFirst, patchTxn, units } from './helpers.ts'
 
 /**
- * CONTRACT §9 and §26: the transaction list's `categoryId=none`, `q` and `minAmount`/`maxAmount`
+ * CONTRACT §9 and §26: the transaction list's `categoryId=none`, `q` (note, bank description, legs'
+ * notes, payee names and aliases) and `minAmount`/`maxAmount`
  * filters find exactly what they promise, alone and with the other filters, on every path a
  * page can take (the few matches of a text search read through the FTS5 index; a walk that tests
  * each row; a walk cut short by its bound, whose pages still add up to the whole answer), and the
@@ -74,6 +75,8 @@ beforeAll(async () => {
     ],
   })
   await txn({ accountId: accounts[1], amount: 12.5, date: '2026-03-05' })
+  // The bank's own text (§23) is searched as the note is.
+  await txn({ amount: 7.2, date: '2026-03-05', originalDescription: 'COMPRA 4412 CAFÉ DO PAÇO LX', note: 'breakfast' })
   // Many of the same date: paging inside one date.
   for (let i = 0; i < 8; i++) await txn({ amount: i + 1, note: i % 2 === 0 ? `coffee ${i}` : null, date: '2026-03-06', payeeId: i % 3 === 0 ? cafe : null })
 })
@@ -89,7 +92,7 @@ function payeeTexts(t: Json): string[] {
 
 const matchesText = (t: Json, q: string) => {
   const needle = normalizeName(q)
-  const texts = [t.note, ...t.splits.map((leg: Json) => leg.note)].filter((text) => text !== null).map(normalizeName)
+  const texts = [t.note, t.originalDescription, ...t.splits.map((leg: Json) => leg.note)].filter((text) => text !== null).map(normalizeName)
   return [...texts, ...payeeTexts(t)].some((text) => text.includes(needle))
 }
 const uncategorized = (t: Json) => (t.hasSplits ? t.splits.some((leg: Json) => leg.categoryId === null) : t.categoryId === null && !t.isTransfer)
@@ -166,6 +169,8 @@ describe('q', () => {
     // A sample of what that means.
     expect((await ids('q=cafe')).length).toBe(expected((t) => matchesText(t, 'cafe')).length)
     expect(await ids('q=zzz')).toEqual([])
+    expect(await ids('q=PA%C3%87O%20LX')).toEqual(expected((t) => t.originalDescription === 'COMPRA 4412 CAFÉ DO PAÇO LX'))
+    expect((await ids('q=paco%20lx')).length).toBe(1)
     expect(await ids(`q=${encodeURIComponent('Ｆｕｌｌ')}`)).toEqual(expected((t) => t.note === 'ｆｕｌｌ width'))
   })
 

@@ -18,7 +18,7 @@ describe('upsert', () => {
     const body = { externalId: 'bank-tx-1', accountId: a.id, amount: 10, date: '2026-01-01', note: 'first' }
     const created = await server.request('POST', '/v1/transactions/upsert', { key: owner.key, body })
     expect(created.status).toBe(201)
-    expect(Object.keys(created.json).sort()).toEqual(['data', 'operation'])
+    expect(Object.keys(created.json).sort()).toEqual(['data', 'operation', 'rulesApplied'])
     expect(created.json.operation).toBe('created')
     expect(created.headers.get('location')).toBe(`/v1/transactions/${created.json.data.id}`)
     expect(created.json.data).toMatchObject({ externalId: 'bank-tx-1', amount: 10, note: 'first' })
@@ -27,7 +27,7 @@ describe('upsert', () => {
     const updated = await server.request('POST', '/v1/transactions/upsert', { key: owner.key, body: { ...body, amount: 12.5, note: 'second' } })
     expect(updated.status).toBe(200)
     expect(updated.json.operation).toBe('updated')
-    expect(updated.json.data).toEqual({ ...created.json.data, amount: 12.5, note: 'second' })
+    expect(updated.json.data).toEqual({ ...created.json.data, amount: 12.5, note: 'second', updatedAt: updated.json.data.updatedAt })
     expect(await balances(server, owner.key, a.id, b.id)).toEqual(['87.5', '100'])
 
     // the same external id, now on another account and as income, trimmed

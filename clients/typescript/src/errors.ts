@@ -29,6 +29,7 @@ export const PROBLEM_CODES = [
   'limit_reached',
   'confirmation_required',
   'cursor_expired',
+  'precondition_failed',
   'rate_limit_exceeded',
   'insufficient_storage',
   'storage_unavailable',

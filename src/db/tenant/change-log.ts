@@ -57,7 +57,7 @@ export function lastSeq(tenant: Tenant): number {
 }
 
 /** How many kinds of entity the feed records: asking for all of them walks the feed itself. */
-const EVERY_KIND = 5
+const EVERY_KIND = 6
 
 /**
  * Up to `limit` changes after `after`, in seq order, of the given kinds. One kind (or a few)
@@ -89,6 +89,18 @@ export function recordCategoryChanges(tenant: Tenant, ids: readonly string[]): v
     "INSERT OR REPLACE INTO change_log (resource, entity_id, op, changed_at, external_id) SELECT 'category', id, 'upsert', CAST(unixepoch('subsec') * 1000 AS INTEGER), external_id FROM categories WHERE id = ? AND is_system = 0",
   )
   for (const id of ids) touch.run(id)
+}
+
+/** The tables whose rows carry `updatedAt` (CONTRACT §25). */
+export type UpdatedTable = 'accounts' | 'categories' | 'payees' | 'tags' | 'rules' | 'transactions'
+
+/**
+ * Ends the write that created `id`: everything that write did to it (its legs, its tags) is its
+ * creation, so its `updatedAt` is its `createdAt`, as a client that shows "edited" expects. The
+ * feed's trigger (migration 0011) had moved it to the time of each of those steps.
+ */
+export function settleCreated(tenant: Tenant, table: UpdatedTable, id: string): void {
+  tenant.sqlite.query<unknown, [string]>(`UPDATE ${table} SET updated_at = created_at WHERE id = ?`).run(id)
 }
 
 /** The seq of an entity's latest change ('0' when it has none): changes whenever the entity does. */

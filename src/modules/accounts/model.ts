@@ -4,6 +4,7 @@ import {
   Currency,
   Cursor,
   EpochMs,
+  UpdatedAt,
   ExternalId,
   Id,
   Limit,
@@ -54,6 +55,7 @@ export const Account = t.Object(
     accountNumber: Nullable(t.String()),
     customFields: t.Array(CustomField),
     createdAt: EpochMs,
+    updatedAt: UpdatedAt,
   },
   { title: 'Account', additionalProperties: false },
 )

@@ -88,5 +88,6 @@ export function toAccount(row: AccountRow): AccountOut {
     accountNumber: row.accountNumber,
     customFields: row.customFields,
     createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
   }
 }

@@ -1,3 +1,4 @@
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { defineRoute, upsertReply } from '../../platform/route.ts'
 import {
   AccountCreate,
@@ -14,6 +15,9 @@ import { archiveAccount, createAccount, getAccount, listAccounts, updateAccount,
 
 const tag = 'Accounts'
 const example = { name: 'Main checking', type: 'bank', balance: 1250.5, currency: 'EUR' }
+
+/** The resource as GET shows it (404 when absent): what an If-Match is checked against. */
+const current = ({ tenant, params }: { tenant: Tenant; params: { accountId: string } }) => toAccount(getAccount(tenant, params.accountId))
 
 export const accountRoutes = [
   defineRoute({
@@ -41,6 +45,7 @@ export const accountRoutes = [
     statuses: [201],
     errors: ['invalid_reference', 'rule_violation', 'external_id_conflict', 'limit_reached'],
     requestExample: example,
+    etag: true,
     handle: ({ tenant, body }) => {
       const row = createAccount(tenant, body)
       return { status: 201, body: { data: toAccount(row) }, location: `/v1/accounts/${row.id}` }
@@ -59,6 +64,7 @@ export const accountRoutes = [
     statuses: [201, 200],
     errors: ['invalid_reference', 'rule_violation', 'limit_reached'],
     requestExample: { externalId: 'bank-123', ...example },
+    etag: true,
     handle: ({ tenant, body }) => {
       const { created, row } = upsertAccount(tenant, body)
       return upsertReply(created, toAccount(row), `/v1/accounts/${row.id}`)
@@ -75,6 +81,7 @@ export const accountRoutes = [
     response: AccountResponse,
     statuses: [200],
     errors: ['not_found'],
+    etag: true,
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toAccount(getAccount(tenant, params.accountId)) } }),
   }),
   defineRoute({
@@ -91,6 +98,8 @@ export const accountRoutes = [
     statuses: [200],
     errors: ['not_found', 'invalid_reference', 'rule_violation', 'external_id_conflict'],
     requestExample: { name: 'Joint checking', color: '#2255aa' },
+    // If-Match is checked against the resource as it is now (CONTRACT §25).
+    current,
     handle: ({ tenant, params, body }) => ({ status: 200, body: { data: toAccount(updateAccount(tenant, params.accountId, body)) } }),
   }),
   defineRoute({
@@ -105,6 +114,8 @@ export const accountRoutes = [
     response: AccountResponse,
     statuses: [200],
     errors: ['not_found'],
+    // If-Match is checked against the resource as it is now (CONTRACT §25).
+    current,
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toAccount(archiveAccount(tenant, params.accountId)) } }),
   }),
 ]

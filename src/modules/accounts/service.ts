@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm'
+import { settleCreated } from '../../db/tenant/change-log.ts'
 import type { Tenant } from '../../db/tenant/tenant.ts'
 import { accounts } from '../../db/tenant/schema.ts'
 import { ApiError, externalIdConflict, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
@@ -32,7 +33,7 @@ function assertLinkable(tenant: Tenant, linkedAccountId: string | null | undefin
   if (linkedAccountId === selfId) throw ruleViolation('linkedAccountId must be another account, not the account itself')
 }
 
-type Changes = Partial<Omit<AccountRow, 'id' | 'createdAt' | 'isArchived'>>
+type Changes = Partial<Omit<AccountRow, 'id' | 'createdAt' | 'updatedAt' | 'isArchived'>>
 
 /** The column values a request body sets: text trimmed, money exact, absent fields left out. */
 function changesFrom(body: AccountUpdateInput): Changes {
@@ -59,6 +60,7 @@ export function createAccount(tenant: Tenant, body: AccountCreateInput): Account
     const changes = changesFrom(body)
     assertExternalIdFree(tenant, changes.externalId)
     assertLinkable(tenant, changes.linkedAccountId)
+    const now = Date.now()
     const row: AccountRow = {
       id: newId('acct'),
       externalId: null,
@@ -77,23 +79,26 @@ export function createAccount(tenant: Tenant, body: AccountCreateInput): Account
       sortOrder: null,
       accountNumber: null,
       customFields: [],
-      createdAt: Date.now(),
+      createdAt: now,
+      updatedAt: now,
       ...(changes as Pick<AccountRow, 'name' | 'type' | 'balance' | 'currency'>),
     }
     assertRoomFor(tenant, 'accounts')
     tenant.db.insert(accounts).values(row).run()
+    settleCreated(tenant, 'accounts', row.id)
     return row
   })
 }
 
 export function updateAccount(tenant: Tenant, id: string, body: AccountUpdateInput): AccountRow {
   return tenant.write(() => {
-    const current = getAccount(tenant, id)
+    // 404 before anything else.
+    getAccount(tenant, id)
     const changes = changesFrom(body)
     assertExternalIdFree(tenant, changes.externalId, id)
     assertLinkable(tenant, changes.linkedAccountId, id)
     if (Object.keys(changes).length > 0) tenant.db.update(accounts).set(changes).where(eq(accounts.id, id)).run()
-    return { ...current, ...changes }
+    return getAccount(tenant, id)
   })
 }
 
@@ -101,8 +106,9 @@ export function updateAccount(tenant: Tenant, id: string, body: AccountUpdateInp
 export function archiveAccount(tenant: Tenant, id: string): AccountRow {
   return tenant.write(() => {
     const current = getAccount(tenant, id)
-    if (!current.isArchived) tenant.db.update(accounts).set({ isArchived: true }).where(eq(accounts.id, id)).run()
-    return { ...current, isArchived: true }
+    if (current.isArchived) return current
+    tenant.db.update(accounts).set({ isArchived: true }).where(eq(accounts.id, id)).run()
+    return getAccount(tenant, id)
   })
 }
 

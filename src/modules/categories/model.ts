@@ -1,6 +1,20 @@
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { BooleanQuery, Cursor, ExternalId, Id, Limit, ListOf, Name, Nullable, PathId, ShortText, SingleOf, UpsertOf } from '../../platform/schemas.ts'
+import {
+  BooleanQuery,
+  Cursor,
+  ExternalId,
+  Id,
+  Limit,
+  ListOf,
+  Name,
+  Nullable,
+  PathId,
+  ShortText,
+  SingleOf,
+  UpdatedAt,
+  UpsertOf,
+} from '../../platform/schemas.ts'
 
 export const CATEGORY_TYPES = ['expense', 'income'] as const
 export const MAX_CATEGORY_DEPTH = 4
@@ -26,6 +40,7 @@ export const Category = t.Object(
     isArchived: t.Boolean(),
     isSystem: t.Boolean({ description: 'system categories are a fixed preset list, read-only' }),
     countries: Nullable(t.Array(t.String(), { description: 'the countries a system category is meant for; null = everywhere' })),
+    updatedAt: UpdatedAt,
   },
   { title: 'Category', additionalProperties: false },
 )

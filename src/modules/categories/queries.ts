@@ -185,5 +185,6 @@ export function categoryOut(row: CategoryRow, tree: CategoryTree): CategoryOut {
     isArchived: row.isArchived,
     isSystem: row.isSystem,
     countries: row.countries,
+    updatedAt: row.updatedAt,
   }
 }

@@ -1,3 +1,5 @@
+import type { AuthContext } from '../../platform/auth.ts'
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { defineRoute, upsertReply } from '../../platform/route.ts'
 import {
   CategoryCreate,
@@ -13,6 +15,10 @@ import { archiveCategory, createCategory, getCategory, listCategories, toCategor
 
 const tag = 'Categories'
 const example = { name: 'Farmers market', parentId: 'cat_sys_groceries', type: 'expense', icon: 'carrot', color: '#27AE60' }
+
+/** The resource as GET shows it (404 when absent): what an If-Match is checked against. */
+const current = ({ tenant, auth, params }: { tenant: Tenant; auth: AuthContext; params: { categoryId: string } }) =>
+  toCategory(tenant, getCategory(tenant, auth.subject.country, params.categoryId))
 
 export const categoryRoutes = [
   defineRoute({
@@ -42,6 +48,7 @@ export const categoryRoutes = [
     statuses: [201],
     errors: ['invalid_reference', 'rule_violation', 'external_id_conflict', 'limit_reached'],
     requestExample: example,
+    etag: true,
     handle: ({ tenant, auth, body }) => {
       const row = createCategory(tenant, auth.subject.country, body)
       return { status: 201, body: { data: toCategory(tenant, row) }, location: `/v1/categories/${row.id}` }
@@ -60,6 +67,7 @@ export const categoryRoutes = [
     statuses: [201, 200],
     errors: ['invalid_reference', 'rule_violation', 'system_category_read_only', 'limit_reached'],
     requestExample: { externalId: 'budget-app-42', ...example },
+    etag: true,
     handle: ({ tenant, auth, body }) => {
       const { created, row } = upsertCategory(tenant, auth.subject.country, body)
       return upsertReply(created, toCategory(tenant, row), `/v1/categories/${row.id}`)
@@ -76,6 +84,7 @@ export const categoryRoutes = [
     response: CategoryResponse,
     statuses: [200],
     errors: ['not_found'],
+    etag: true,
     handle: ({ tenant, auth, params }) => ({
       status: 200,
       body: { data: toCategory(tenant, getCategory(tenant, auth.subject.country, params.categoryId)) },
@@ -97,6 +106,8 @@ export const categoryRoutes = [
     statuses: [200],
     errors: ['not_found', 'system_category_read_only', 'invalid_reference', 'rule_violation', 'external_id_conflict'],
     requestExample: { name: 'Farmers markets', parentId: null },
+    // If-Match is checked against the resource as it is now (CONTRACT §25).
+    current,
     handle: ({ tenant, auth, params, body }) => ({
       status: 200,
       body: { data: toCategory(tenant, updateCategory(tenant, auth.subject.country, params.categoryId, body)) },
@@ -114,6 +125,8 @@ export const categoryRoutes = [
     response: CategoryResponse,
     statuses: [200],
     errors: ['not_found', 'system_category_read_only'],
+    // If-Match is checked against the resource as it is now (CONTRACT §25).
+    current,
     handle: ({ tenant, auth, params }) => ({
       status: 200,
       body: { data: toCategory(tenant, archiveCategory(tenant, auth.subject.country, params.categoryId)) },

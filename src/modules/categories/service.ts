@@ -5,7 +5,7 @@ import { ApiError, externalIdConflict, invalidReference, notFound, ruleViolation
 import { newId } from '../../db/ids.ts'
 import { decodeCursor, page } from '../../platform/pagination.ts'
 import { trimmed } from '../../platform/schemas.ts'
-import { recordCategoryChanges } from '../../db/tenant/change-log.ts'
+import { recordCategoryChanges, settleCreated } from '../../db/tenant/change-log.ts'
 import { type CategoryCreateInput, type CategoryOut, type CategoryUpdateInput, type CategoryUpsertInput, MAX_CATEGORY_DEPTH } from './model.ts'
 import { assertRoomFor } from '../../platform/owner-limits.ts'
 import {
@@ -53,6 +53,13 @@ export function toCategory(tenant: Tenant, row: CategoryRow): CategoryOut {
 export function getCategory(tenant: Tenant, country: string | null, id: string): CategoryRow {
   const row = findVisibleCategory(tenant, country, id)
   if (!row) throw notFound('Category', id)
+  return row
+}
+
+/** A category as stored now, after a write to it. */
+function storedCategory(tenant: Tenant, id: string): CategoryRow {
+  const row = findCategory(tenant, id)
+  if (!row) throw new Error(`category ${id} vanished during its own write`)
   return row
 }
 
@@ -119,6 +126,7 @@ export function createCategory(tenant: Tenant, country: string | null, body: Cat
     const changes = changesFrom(body)
     assertExternalIdFree(tenant, changes.externalId)
     if (changes.parentId != null) assertPlacement(tenant, country, changes.parentId)
+    const now = Date.now()
     const row: CategoryRow = {
       id: newId('cat'),
       externalId: null,
@@ -130,11 +138,13 @@ export function createCategory(tenant: Tenant, country: string | null, body: Cat
       isArchived: false,
       isSystem: false,
       countries: null,
-      createdAt: Date.now(),
+      createdAt: now,
+      updatedAt: now,
       ...(changes as Changes & Pick<CategoryRow, 'name'>),
     }
     assertRoomFor(tenant, 'categories')
     tenant.db.insert(categories).values(row).run()
+    settleCreated(tenant, 'categories', row.id)
     return row
   })
 }
@@ -150,7 +160,7 @@ export function updateCategory(tenant: Tenant, country: string | null, id: strin
     const moved = changes.parentId !== undefined && changes.parentId !== current.parentId
     // The categories below carry this one in their fullName (and depth): they changed too.
     if (renamed || moved) recordCategoryChanges(tenant, descendantIds(loadCategoryTree(tenant), current.id))
-    return { ...current, ...changes }
+    return storedCategory(tenant, current.id)
   })
 }
 
@@ -159,7 +169,7 @@ export function archiveCategory(tenant: Tenant, country: string | null, id: stri
   return tenant.write(() => {
     const current = getWritableCategory(tenant, country, id)
     archiveCategoryRows(tenant, [current.id, ...descendantIds(loadCategoryTree(tenant), current.id)])
-    return { ...current, isArchived: true }
+    return storedCategory(tenant, current.id)
   })
 }
 

@@ -60,6 +60,10 @@ const DESCRIPTIONS: Record<string, string> = {
   splits: 'the legs: 2–100 {amount, categoryId?, payeeId?, payeeName?, note?} summing exactly to amount, or [] to unsplit; replaces the legs',
   tagIds: 'up to 20 tag ids; replaces the transaction’s tags ([] clears them)',
   tagNames: 'up to 20 tag names, each found or created; instead of tagIds',
+  // Rules and imports
+  'rule.rule': 'a rule to try, as upsert_rule takes it (conditions, actions, match), without saving it; instead of ruleId',
+  'rule.name': 'the rule’s name, 1–200 characters',
+  'import.preset': 'a CSV layout given inline for this file (its columns, delimiter and formats), instead of a saved presetId',
   // Bulk
   patch: 'the fields to set on every item, as update_transaction takes them (an item’s own patch wins field by field)',
   // Reports

@@ -1,4 +1,5 @@
 import type { AuthContext } from '../../platform/auth.ts'
+import { entityTagOfBody } from '../../platform/etag.ts'
 import { defineRoute, type Reply } from '../../platform/route.ts'
 import { MeResponse, toMe } from './model.ts'
 
@@ -7,7 +8,7 @@ type MeBody = typeof MeResponse.static
 /**
  * The body depends on the caller's auth context alone, and the authenticator makes a new
  * context whenever the key or its owner may have changed, so each context's body is built
- * and serialized once.
+ * and serialized once, its ETag with it (CONTRACT §25).
  */
 const replies = new WeakMap<AuthContext, Reply<MeBody>>()
 
@@ -15,7 +16,8 @@ function meReply(auth: AuthContext): Reply<MeBody> {
   let reply = replies.get(auth)
   if (!reply) {
     const body = { data: toMe(auth) }
-    reply = { status: 200, body, serialized: JSON.stringify(body) }
+    const serialized = JSON.stringify(body)
+    reply = { status: 200, body, serialized, etag: entityTagOfBody(serialized) }
     replies.set(auth, reply)
   }
   return reply
@@ -31,6 +33,7 @@ export const meRoutes = [
     scopes: ['me:read'],
     response: MeResponse,
     statuses: [200],
+    etag: true,
     handle: ({ auth }) => meReply(auth),
   }),
 ]

@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Cursor, EpochMs, ExternalId, Id, Limit, ListOf, Name, Nullable, PathId, ShortText, SingleOf, UpsertOf } from '../../platform/schemas.ts'
+import { Cursor, EpochMs, UpdatedAt, ExternalId, Id, Limit, ListOf, Name, Nullable, PathId, ShortText, SingleOf, UpsertOf } from '../../platform/schemas.ts'
 
 export const Payee = t.Object(
   {
@@ -14,6 +14,7 @@ export const Payee = t.Object(
     transactionCount: Type.Integer({ minimum: 0, description: 'all of the payee’s transactions' }),
     totalSpent: t.Number({ description: 'sum of positive amounts of non-transfer transactions, exact decimal' }),
     createdAt: EpochMs,
+    updatedAt: UpdatedAt,
   },
   { title: 'Payee', additionalProperties: false },
 )

@@ -1,9 +1,13 @@
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { defineRoute, upsertReply } from '../../platform/route.ts'
 import { PayeeCreate, PayeeListQuery, PayeeListResponse, PayeeParams, PayeeResponse, PayeeUpdate, PayeeUpsert, PayeeUpsertResponse } from './model.ts'
 import { toPayee } from './queries.ts'
 import { createPayee, getPayee, listPayees, updatePayee, upsertPayee } from './service.ts'
 
 const tag = 'Payees'
+
+/** The resource as GET shows it (404 when absent): what an If-Match is checked against. */
+const current = ({ tenant, params }: { tenant: Tenant; params: { payeeId: string } }) => toPayee(getPayee(tenant, params.payeeId))
 
 export const payeeRoutes = [
   defineRoute({
@@ -31,6 +35,7 @@ export const payeeRoutes = [
     statuses: [201],
     errors: ['invalid_reference', 'external_id_conflict', 'payee_exists', 'limit_reached'],
     requestExample: { name: 'Pingo Doce', aliases: ['PINGO DOCE LISBOA'], isMerchant: true },
+    etag: true,
     handle: ({ tenant, auth, body }) => {
       const row = createPayee(tenant, auth.subject.country, body)
       return { status: 201, body: { data: toPayee(row) }, location: `/v1/payees/${row.id}` }
@@ -48,6 +53,7 @@ export const payeeRoutes = [
     statuses: [201, 200],
     errors: ['invalid_reference', 'payee_exists', 'limit_reached'],
     requestExample: { externalId: 'merchant-42', name: 'Pingo Doce', isMerchant: true },
+    etag: true,
     handle: ({ tenant, auth, body }) => {
       const { created, row } = upsertPayee(tenant, auth.subject.country, body)
       return upsertReply(created, toPayee(row), `/v1/payees/${row.id}`)
@@ -64,6 +70,7 @@ export const payeeRoutes = [
     response: PayeeResponse,
     statuses: [200],
     errors: ['not_found'],
+    etag: true,
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toPayee(getPayee(tenant, params.payeeId)) } }),
   }),
   defineRoute({
@@ -79,6 +86,8 @@ export const payeeRoutes = [
     statuses: [200],
     errors: ['not_found', 'invalid_reference', 'external_id_conflict', 'payee_exists'],
     requestExample: { aliases: ['PINGO DOCE', 'PD LISBOA'] },
+    // If-Match is checked against the resource as it is now (CONTRACT §25).
+    current,
     handle: ({ tenant, auth, params, body }) => ({
       status: 200,
       body: { data: toPayee(updatePayee(tenant, auth.subject.country, params.payeeId, body)) },

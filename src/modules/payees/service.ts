@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm'
+import { settleCreated } from '../../db/tenant/change-log.ts'
 import type { Tenant } from '../../db/tenant/tenant.ts'
 import { payeeAliases, payees } from '../../db/tenant/schema.ts'
 import { ApiError, externalIdConflict, invalidReference, notFound } from '../../platform/errors.ts'
@@ -48,7 +49,7 @@ function cleanAliases(aliases: string[]): string[] {
     })
 }
 
-type Changes = Partial<Omit<PayeeRow, 'id' | 'createdAt' | 'transactionCount' | 'totalSpent'>>
+type Changes = Partial<Omit<PayeeRow, 'id' | 'createdAt' | 'updatedAt' | 'transactionCount' | 'totalSpent'>>
 
 function changesFrom(tenant: Tenant, country: string | null, body: PayeeUpdateInput, selfId?: string): Changes {
   const changes: Changes = {}
@@ -84,6 +85,7 @@ export function createPayee(tenant: Tenant, country: string | null, body: PayeeU
     const changes = changesFrom(tenant, country, body)
     const normalizedName = changes.normalizedName as string
     const aliases = changes.aliases ?? []
+    const now = Date.now()
     const row: PayeeRow = {
       id: newId('pay'),
       externalId: null,
@@ -92,7 +94,8 @@ export function createPayee(tenant: Tenant, country: string | null, body: PayeeU
       isMerchant: false,
       transactionCount: 0,
       totalSpent: 0n,
-      createdAt: Date.now(),
+      createdAt: now,
+      updatedAt: now,
       name: changes.name as string,
       ...changes,
       normalizedName,
@@ -102,6 +105,7 @@ export function createPayee(tenant: Tenant, country: string | null, body: PayeeU
     assertRoomFor(tenant, 'payees')
     tenant.db.insert(payees).values(row).run()
     writeAliases(tenant, row.id, aliases)
+    settleCreated(tenant, 'payees', row.id)
     return row
   })
 }
@@ -115,7 +119,7 @@ export function updatePayee(tenant: Tenant, country: string | null, id: string, 
       changes.searchText = next.searchText = searchText(next.normalizedName, next.aliases)
     if (Object.keys(changes).length > 0) tenant.db.update(payees).set(changes).where(eq(payees.id, id)).run()
     if (changes.aliases !== undefined) writeAliases(tenant, id, next.aliases)
-    return next
+    return getPayee(tenant, id)
   })
 }
 
@@ -128,11 +132,16 @@ export function upsertPayee(tenant: Tenant, country: string | null, body: PayeeU
 }
 
 /** The payee a transaction's `payeeName` means: same normalized name, else an alias, else a new payee. */
-export function resolvePayeeName(tenant: Tenant, name: string, field = 'payeeName'): PayeeRow {
+/** The payee a name means (by normalized name, then alias), if there is one yet: nothing is created. */
+export function findPayeeNamed(tenant: Tenant, name: string): PayeeRow | undefined {
   const normalized = normalizeName(name)
+  return normalized ? (findPayeeByNormalizedName(tenant, normalized) ?? findPayeeByAlias(tenant, normalized)) : undefined
+}
+
+export function resolvePayeeName(tenant: Tenant, name: string, field = 'payeeName'): PayeeRow {
   // Named after the transaction's field (or a leg's): the payee's own `name` is not in the request.
-  if (!normalized) throw new ApiError('validation_failed', `${field} must contain letters or digits, not only marks or spaces`)
-  const found = findPayeeByNormalizedName(tenant, normalized) ?? findPayeeByAlias(tenant, normalized)
+  if (!normalizeName(name)) throw new ApiError('validation_failed', `${field} must contain letters or digits, not only marks or spaces`)
+  const found = findPayeeNamed(tenant, name)
   if (found) return found
   assertRoomFor(tenant, 'payees', field)
   return createPayee(tenant, null, { name })

@@ -1,6 +1,21 @@
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { BooleanQuery, Cursor, EpochMs, ExternalId, Id, Limit, ListOf, Name, Nullable, PathId, ShortText, SingleOf, UpsertOf } from '../../platform/schemas.ts'
+import {
+  BooleanQuery,
+  Cursor,
+  EpochMs,
+  UpdatedAt,
+  ExternalId,
+  Id,
+  Limit,
+  ListOf,
+  Name,
+  Nullable,
+  PathId,
+  ShortText,
+  SingleOf,
+  UpsertOf,
+} from '../../platform/schemas.ts'
 
 /** Tags (CONTRACT §22): labels on transactions, unique per owner by normalized name. */
 
@@ -13,6 +28,7 @@ export const Tag = t.Object(
     isArchived: t.Boolean({ description: 'archived tags stay on the transactions that have them, but cannot be given to others' }),
     transactionCount: Type.Integer({ minimum: 0, description: 'the transactions that carry the tag' }),
     createdAt: EpochMs,
+    updatedAt: UpdatedAt,
   },
   { title: 'Tag', additionalProperties: false },
 )

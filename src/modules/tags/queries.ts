@@ -73,5 +73,6 @@ export function toTag(row: TagRow): TagOut {
     isArchived: row.isArchived,
     transactionCount: row.transactionCount,
     createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
   }
 }

@@ -1,3 +1,4 @@
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { defineRoute, upsertReply } from '../../platform/route.ts'
 import { TagCreate, TagListQuery, TagListResponse, TagParams, TagResponse, TagUpdate, TagUpsert, TagUpsertResponse } from './model.ts'
 import { toTag } from './queries.ts'
@@ -5,6 +6,9 @@ import { archiveTag, createTag, getTag, listTags, updateTag, upsertTag } from '.
 
 /** Tags are labels on transactions: they take the transaction scopes (CONTRACT §22). */
 const tag = 'Tags'
+
+/** The resource as GET shows it (404 when absent): what an If-Match is checked against. */
+const current = ({ tenant, params }: { tenant: Tenant; params: { tagId: string } }) => toTag(getTag(tenant, params.tagId))
 
 export const tagRoutes = [
   defineRoute({
@@ -33,6 +37,7 @@ export const tagRoutes = [
     statuses: [201],
     errors: ['external_id_conflict', 'tag_exists', 'limit_reached'],
     requestExample: { name: 'Lisbon 2026', color: '#e07a5f' },
+    etag: true,
     handle: ({ tenant, body }) => {
       const row = createTag(tenant, body)
       return { status: 201, body: { data: toTag(row) }, location: `/v1/tags/${row.id}` }
@@ -50,6 +55,7 @@ export const tagRoutes = [
     statuses: [201, 200],
     errors: ['tag_exists', 'limit_reached'],
     requestExample: { externalId: 'trip-lisbon-2026', name: 'Lisbon 2026' },
+    etag: true,
     handle: ({ tenant, body }) => {
       const { created, row } = upsertTag(tenant, body)
       return upsertReply(created, toTag(row), `/v1/tags/${row.id}`)
@@ -66,6 +72,7 @@ export const tagRoutes = [
     response: TagResponse,
     statuses: [200],
     errors: ['not_found'],
+    etag: true,
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toTag(getTag(tenant, params.tagId)) } }),
   }),
   defineRoute({
@@ -81,6 +88,8 @@ export const tagRoutes = [
     statuses: [200],
     errors: ['not_found', 'external_id_conflict', 'tag_exists'],
     requestExample: { name: 'Lisbon trip 2026' },
+    // If-Match is checked against the resource as it is now (CONTRACT §25).
+    current,
     handle: ({ tenant, params, body }) => ({ status: 200, body: { data: toTag(updateTag(tenant, params.tagId, body)) } }),
   }),
   defineRoute({
@@ -95,6 +104,8 @@ export const tagRoutes = [
     response: TagResponse,
     statuses: [200],
     errors: ['not_found'],
+    // If-Match is checked against the resource as it is now (CONTRACT §25).
+    current,
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toTag(archiveTag(tenant, params.tagId)) } }),
   }),
 ]

@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { isId, newId } from '../../db/ids.ts'
+import { settleCreated } from '../../db/tenant/change-log.ts'
 import { tags } from '../../db/tenant/schema.ts'
 import type { Tenant } from '../../db/tenant/tenant.ts'
 import { ApiError, externalIdConflict, notFound } from '../../platform/errors.ts'
@@ -21,7 +22,7 @@ export function getTag(tenant: Tenant, id: string): TagRow {
   return row
 }
 
-type Changes = Partial<Omit<TagRow, 'id' | 'createdAt' | 'transactionCount'>>
+type Changes = Partial<Omit<TagRow, 'id' | 'createdAt' | 'updatedAt' | 'transactionCount'>>
 
 /** The normal form of a tag's name; `label` names it in the 422 (`field 'name'`, a transaction's `tagNames[2]`). */
 function normalizedTagName(name: string, label: string): string {
@@ -56,28 +57,32 @@ export function createTag(tenant: Tenant, body: TagUpdateInput & { name: string 
   return tenant.write(() => {
     const changes = changesFrom(tenant, body)
     assertRoomFor(tenant, 'tags', field)
+    const now = Date.now()
     const row: TagRow = {
       id: newId('tag'),
       externalId: null,
       color: null,
       isArchived: false,
       transactionCount: 0,
-      createdAt: Date.now(),
+      createdAt: now,
+      updatedAt: now,
       name: changes.name as string,
       normalizedName: changes.normalizedName as string,
       ...changes,
     }
     tenant.db.insert(tags).values(row).run()
+    settleCreated(tenant, 'tags', row.id)
     return row
   })
 }
 
 export function updateTag(tenant: Tenant, id: string, body: TagUpdateInput): TagRow {
   return tenant.write(() => {
-    const current = getTag(tenant, id)
+    // 404 before anything else.
+    getTag(tenant, id)
     const changes = changesFrom(tenant, body, id)
     if (Object.keys(changes).length > 0) tenant.db.update(tags).set(changes).where(eq(tags.id, id)).run()
-    return { ...current, ...changes }
+    return getTag(tenant, id)
   })
 }
 
@@ -85,8 +90,9 @@ export function updateTag(tenant: Tenant, id: string, body: TagUpdateInput): Tag
 export function archiveTag(tenant: Tenant, id: string): TagRow {
   return tenant.write(() => {
     const current = getTag(tenant, id)
-    if (!current.isArchived) tenant.db.update(tags).set({ isArchived: true }).where(eq(tags.id, id)).run()
-    return { ...current, isArchived: true }
+    if (current.isArchived) return current
+    tenant.db.update(tags).set({ isArchived: true }).where(eq(tags.id, id)).run()
+    return getTag(tenant, id)
   })
 }
 

@@ -5,7 +5,7 @@ import { attachSources, sourcesOf } from '../../platform/number-sources.ts'
 import type { BulkUpdateResultOut, TransactionBulkUpdateInput } from './bulk-model.ts'
 import { Effects } from './effects.ts'
 import { TransactionUpdate, type TransactionUpdateInput } from './model.ts'
-import { findTransaction, toTransaction } from './queries.ts'
+import { findTransaction, storedUpdatedAt, toTransaction } from './queries.ts'
 import { References } from './references.ts'
 import { updateTransaction, viewOf, type WriteScope, type Written } from './service.ts'
 
@@ -109,8 +109,14 @@ function applyAll(tenant: Tenant, country: string | null, body: TransactionBulkU
     rangeCheck()
     effects.apply(tenant)
     const typeOf = (categoryId: string | null) => (categoryId === null ? null : (refs.category(categoryId)?.type ?? null))
+    // updatedAt as stored: the feed's trigger set it when the item changed something (CONTRACT §25).
     const toData = ({ row, legs, tagIds }: Written) =>
-      toTransaction({ txn: row, categoryType: typeOf(row.categoryId), splits: legs.map((leg) => ({ ...leg, categoryType: typeOf(leg.categoryId) })), tagIds })
+      toTransaction({
+        txn: { ...row, updatedAt: storedUpdatedAt(tenant, row.id) },
+        categoryType: typeOf(row.categoryId),
+        splits: legs.map((leg) => ({ ...leg, categoryType: typeOf(leg.categoryId) })),
+        tagIds,
+      })
     return applied.map(({ operation, written }, index) => ({
       index,
       transactionId: (body.items[index] as Item).transactionId,

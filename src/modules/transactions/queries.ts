@@ -1,4 +1,4 @@
-import { eq, getTableColumns, sql } from 'drizzle-orm'
+import { and, between, desc, eq, getTableColumns, sql } from 'drizzle-orm'
 import { lazyStatements, placeholders } from '../../db/statements.ts'
 import type { Tenant, TenantDrizzle } from '../../db/tenant/tenant.ts'
 import { categories, transactions } from '../../db/tenant/schema.ts'
@@ -9,7 +9,7 @@ import { tagIdsOf } from './tag-queries.ts'
 
 export type TransactionRow = typeof transactions.$inferSelect
 /** A transaction's row before it is stored: what a write resolves its body into. */
-export type Draft = Omit<TransactionRow, 'id' | 'createdAt'>
+export type Draft = Omit<TransactionRow, 'id' | 'createdAt' | 'updatedAt'>
 /** A transaction with the type of its category, its legs and its tags, as reads return it. */
 export type TransactionView = { txn: TransactionRow; categoryType: 'expense' | 'income' | null; splits: readonly SplitView[]; tagIds: readonly string[] }
 
@@ -45,6 +45,28 @@ const statements = lazyStatements({
       .from(transactions)
       .where(eq(transactions.externalId, sql.placeholder('externalId')))
       .prepare(),
+  inRange: (db) =>
+    db
+      .select()
+      .from(transactions)
+      .where(between(transactions.date, sql.placeholder('from'), sql.placeholder('to')))
+      .orderBy(desc(transactions.date), desc(transactions.createdAt), desc(transactions.id))
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+  inRangeOfAccount: (db) =>
+    db
+      .select()
+      .from(transactions)
+      .where(and(eq(transactions.accountId, sql.placeholder('accountId')), between(transactions.date, sql.placeholder('from'), sql.placeholder('to'))))
+      .orderBy(desc(transactions.date), desc(transactions.createdAt), desc(transactions.id))
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+  updatedAt: (db) =>
+    db
+      .select({ updatedAt: transactions.updatedAt })
+      .from(transactions)
+      .where(eq(transactions.id, sql.placeholder('id')))
+      .prepare(),
 })
 
 const txnQueries = (tenant: Tenant) => tenant.prepared(statements)
@@ -64,9 +86,18 @@ export function findTransactionView(tenant: Tenant, id: string): TransactionView
   const tagIds = found.txn.hasTags ? (tagIdsOf(tenant, [id]).get(id) ?? []) : []
   return { ...found, splits, tagIds }
 }
+/** The stored `updatedAt` of a transaction a write has just made or changed (the feed's trigger sets it, CONTRACT §25). */
+export const storedUpdatedAt = (tenant: Tenant, id: string): number => txnQueries(tenant).updatedAt.get({ id })?.updatedAt ?? 0
 export const findTransaction = (tenant: Tenant, id: string): TransactionRow | undefined => txnQueries(tenant).rowById.get({ id })
 export const findTransactionByExternalId = (tenant: Tenant, externalId: string): TransactionRow | undefined =>
   txnQueries(tenant).byExternalId.get({ externalId })
+
+/** Up to `limit` stored rows dated `from`–`to` (of one source account when given), in list order: one walk of the date or account index. */
+export function transactionsInRange(tenant: Tenant, range: { from: string; to: string; accountId?: string; limit: number }): TransactionRow[] {
+  const q = txnQueries(tenant)
+  if (range.accountId === undefined) return q.inRange.all({ from: range.from, to: range.to, limit: range.limit })
+  return q.inRangeOfAccount.all({ accountId: range.accountId, from: range.from, to: range.to, limit: range.limit })
+}
 
 export function toTransaction({ txn, categoryType, splits, tagIds }: TransactionView): TransactionOut {
   return {
@@ -78,6 +109,7 @@ export function toTransaction({ txn, categoryType, splits, tagIds }: Transaction
     amount: moneyJson(txn.amount),
     date: txn.date,
     note: txn.note,
+    originalDescription: txn.originalDescription,
     time: txn.time,
     isTransfer: txn.isTransfer,
     transferToAccountId: txn.transferToAccountId,
@@ -87,6 +119,7 @@ export function toTransaction({ txn, categoryType, splits, tagIds }: Transaction
     splitMode: splits.length > 0 ? 'category' : null,
     categoryType,
     createdAt: txn.createdAt,
+    updatedAt: txn.updatedAt,
     splits: splits.map(toSplit),
     tagIds: [...tagIds],
   }

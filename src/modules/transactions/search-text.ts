@@ -6,13 +6,13 @@ import { normalizeName } from '../payees/normalize.ts'
 
 /**
  * The text `q` searches in each transaction (CONTRACT §26), kept in `transaction_search` (and its
- * FTS5 trigram index) by the write path: its note and its legs' notes, each normalized as payee
- * names are, joined by newlines (a query never holds one: normalizing turns it into a space, so
- * no match spans two texts). A transaction's payee is searched through the payees' own
- * normalized names and aliases, not copied here, so renaming a payee rewrites nothing.
+ * FTS5 trigram index) by the write path: its note, the bank's `originalDescription` and its legs'
+ * notes, each normalized as payee names are, joined by newlines (a query never holds one:
+ * normalizing turns it into a space, so no match spans two texts). A transaction's payee is
+ * searched through the payees' own normalized names and aliases, not copied here, so renaming a
+ * payee rewrites nothing.
  *
- * NOTE FOR THE LEAD (issue 26 × rules): once `originalDescription` is merged, add it to
- * `textsOf` below — `row.originalDescription` beside `row.note` — and bump
+ * A new text field is one more entry in `textsOf` (and in `fill`'s SELECT) and a bump of
  * SEARCH_TEXT_VERSION: every file is then filled again before its next search.
  */
 export const SEARCH_TEXT_VERSION = 1
@@ -20,10 +20,11 @@ export const SEARCH_TEXT_VERSION = 1
 /** What the text is made of: the transaction's own texts and its legs'. */
 export interface Searchable {
   note: string | null
+  originalDescription: string | null
 }
 
 function textsOf(row: Searchable, legs: readonly { note: string | null }[]): (string | null)[] {
-  return [row.note, ...legs.map((leg) => leg.note)]
+  return [row.note, row.originalDescription, ...legs.map((leg) => leg.note)]
 }
 
 /** The normalized text of a transaction, or null when it has none. */
@@ -109,9 +110,11 @@ function fill(tenant: Tenant): void {
     else legNotes.set(transactionId, [{ note }])
   }
   const insert = sqlite.prepare<never, [string, string]>('INSERT INTO transaction_search (transaction_id, text) VALUES (?1, ?2)')
-  const rows = sqlite.prepare('SELECT id, note FROM transactions WHERE note IS NOT NULL OR has_splits = 1').values() as [string, string | null][]
-  for (const [id, note] of rows) {
-    const text = searchTextOf({ note }, legNotes.get(id) ?? [])
+  const rows = sqlite
+    .prepare('SELECT id, note, original_description FROM transactions WHERE note IS NOT NULL OR original_description IS NOT NULL OR has_splits = 1')
+    .values() as [string, string | null, string | null][]
+  for (const [id, note, originalDescription] of rows) {
+    const text = searchTextOf({ note, originalDescription }, legNotes.get(id) ?? [])
     if (text !== null) insert.run(id, text)
   }
   sqlite.run("INSERT INTO transaction_search_fts (transaction_search_fts) VALUES ('rebuild')")

@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { newId } from '../../db/ids.ts'
+import { settleCreated } from '../../db/tenant/change-log.ts'
 import type { Tenant } from '../../db/tenant/tenant.ts'
 import { transactions } from '../../db/tenant/schema.ts'
 import { externalIdConflict, invalidReference, notFound, ruleViolation } from '../../platform/errors.ts'
@@ -7,7 +8,7 @@ import { readMoney } from '../../platform/money.ts'
 import { numberSource } from '../../platform/number-sources.ts'
 import { trimmed } from '../../platform/schemas.ts'
 import { Effects } from './effects.ts'
-import type { TransactionUpdateInput } from './model.ts'
+import type { TransactionCreateInput, TransactionUpsertInput, TransactionWriteInput } from './model.ts'
 import {
   type Draft,
   findTransaction,
@@ -24,6 +25,7 @@ import { deleteTagLinks, insertTagLinks, tagIdsOf } from './tag-queries.ts'
 import { resolveTags, sameTags } from './tagging.ts'
 import { resolveTransfer } from './transfers.ts'
 import { searchTextOf, storeSearchText } from './search-text.ts'
+import { loadRules, withRules } from './rules.ts'
 
 /**
  * Transactions move money (CONTRACT §4): every create, change and delete applies its effect
@@ -63,7 +65,7 @@ interface Resolved {
  * Applies a request body to a draft (the stored row and parts for PATCH, blanks for create) and
  * checks every rule against the result: references, payee resolution, splits, transfer rules, tags.
  */
-function resolveDraft(refs: References, body: TransactionUpdateInput, current: Draft, stored: StoredParts, selfId?: string): Resolved {
+function resolveDraft(refs: References, body: TransactionWriteInput, current: Draft, stored: StoredParts, selfId?: string): Resolved {
   const next: Draft = { ...current }
   if (body.externalId !== undefined) {
     const externalId = trimmed(body.externalId)
@@ -77,6 +79,7 @@ function resolveDraft(refs: References, body: TransactionUpdateInput, current: D
   if (body.amount !== undefined) next.amount = readMoney(body, 'amount')
   if (body.date !== undefined) next.date = body.date
   if (body.note !== undefined) next.note = trimmed(body.note)
+  if (body.originalDescription !== undefined) next.originalDescription = trimmed(body.originalDescription)
   if (body.time !== undefined) next.time = body.time
   if (body.isTransfer !== undefined) next.isTransfer = body.isTransfer
   if (body.transferToAccountId !== undefined) next.transferToAccountId = body.transferToAccountId
@@ -128,6 +131,7 @@ const BLANK: Draft = {
   amount: 0n,
   date: '',
   note: null,
+  originalDescription: null,
   time: null,
   isTransfer: false,
   transferToAccountId: null,
@@ -164,17 +168,19 @@ function writeLegs(tenant: Tenant, row: TransactionRow, legs: readonly Leg[]): S
 }
 
 /** Records a transaction with its legs and tags, and applies its effect, or adds the effect to the scope's. */
-export function createTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput, scope?: WriteScope): Written {
+export function createTransaction(tenant: Tenant, country: string | null, body: TransactionWriteInput, scope?: WriteScope): Written {
   return tenant.write(() => {
     const refs = scope?.refs ?? new References(tenant, country)
     const resolved = resolveDraft(refs, body, BLANK, NOTHING_STORED)
-    const row: TransactionRow = { ...resolved.draft, id: newId('txn'), createdAt: Date.now() }
+    const now = Date.now()
+    const row: TransactionRow = { ...resolved.draft, id: newId('txn'), createdAt: now, updatedAt: now }
     insertTransaction(tenant, row)
     const legs = writeLegs(tenant, row, resolved.legs ?? [])
     const tagIds = resolved.tagIds ?? []
     insertTagLinks(tenant, row, tagIds)
     const text = searchTextOf(row, legs)
     if (text !== null) storeSearchText(tenant, row.id, text)
+    settleCreated(tenant, 'transactions', row.id)
     refs.stored(row)
     const effects = (scope?.effects ?? new Effects()).add(row, 1n, { legs, tagIds })
     if (!scope?.effects) effects.apply(tenant)
@@ -190,7 +196,7 @@ export function updateTransaction(
   tenant: Tenant,
   country: string | null,
   id: string,
-  body: TransactionUpdateInput,
+  body: TransactionWriteInput,
   scope?: WriteScope,
   known?: TransactionRow,
 ): Written {
@@ -199,9 +205,10 @@ export function updateTransaction(
     if (!current) throw notFound('Transaction', id)
     const refs = scope?.refs ?? new References(tenant, country)
     const stored = storedParts(tenant, current)
-    const { id: _id, createdAt, ...draft } = current
+    // updatedAt is written back as it was: the feed's trigger moves it when the write changes something.
+    const { id: _id, createdAt, updatedAt, ...draft } = current
     const resolved = resolveDraft(refs, body, draft, stored, id)
-    const next: TransactionRow = { ...resolved.draft, id, createdAt }
+    const next: TransactionRow = { ...resolved.draft, id, createdAt, updatedAt }
     replaceTransaction(tenant, next)
     let legs = stored.legs
     if (resolved.legs !== null && !sameLegs(resolved.legs, stored.legs)) {
@@ -233,13 +240,27 @@ export function deleteTransaction(tenant: Tenant, id: string): TransactionView {
   })
 }
 
-export function upsertTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput & { externalId: string }) {
+/** `POST /v1/transactions`: a create, with the owner's rules first when the body asks for them (CONTRACT §23). */
+export function recordTransaction(tenant: Tenant, country: string | null, body: TransactionCreateInput): { written: Written; rulesApplied?: string[] } {
+  return tenant.write(() => {
+    const refs = new References(tenant, country)
+    if (!body.applyRules) return { written: createTransaction(tenant, country, body, { refs }) }
+    const ruled = withRules(refs, loadRules(tenant), body)
+    return { written: createTransaction(tenant, country, ruled.body, { refs }), rulesApplied: ruled.applied }
+  })
+}
+
+export function upsertTransaction(tenant: Tenant, country: string | null, body: TransactionUpsertInput) {
   return tenant.write(() => {
     // The lookup here is the one the body's externalId check then reuses.
     const refs = new References(tenant, country)
     const existing = refs.transactionByExternalId(body.externalId.trim())
-    if (!existing) return { created: true, written: createTransaction(tenant, country, body, { refs }) }
-    return { created: false, written: updateTransaction(tenant, country, existing.id, body, { refs }, existing) }
+    // On a match the rules fill only what the stored transaction leaves empty: what the user set since stays.
+    const ruled = body.applyRules ? withRules(refs, loadRules(tenant), body, existing) : undefined
+    const input = ruled?.body ?? body
+    const rulesApplied = ruled?.applied
+    if (!existing) return { created: true, written: createTransaction(tenant, country, input, { refs }), rulesApplied }
+    return { created: false, written: updateTransaction(tenant, country, existing.id, input, { refs }, existing), rulesApplied }
   })
 }
 

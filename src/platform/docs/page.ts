@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { addVary } from '../vary.ts'
 import viewerPackage from 'swagger-ui-dist/package.json' with { type: 'json' }
 import viewerScriptFile from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
 import viewerStyleFile from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
@@ -155,7 +156,7 @@ export function docsRoutes() {
         const plain = await asset.bytes()
         Object.assign(set.headers, COMMON_HEADERS, { 'content-type': asset.contentType, 'cache-control': IMMUTABLE })
         if (plain.byteLength < GZIP_MIN_BYTES) return plain
-        set.headers.vary = 'Accept-Encoding'
+        addVary(set.headers, 'Accept-Encoding')
         if (!acceptsGzip(request.headers.get('accept-encoding'))) return plain
         set.headers['content-encoding'] = 'gzip'
         return asset.gzipped()
