@@ -134,8 +134,8 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
         {
           title: tool.title,
           description: tool.description,
-          inputSchema: toolSchema(tool.input),
-          outputSchema: toolSchema(tool.output, { bare: true }),
+          inputSchema: toolSchema(tool.input, 'input'),
+          outputSchema: toolSchema(tool.output, 'output'),
           annotations: { readOnlyHint: tool.readOnly, destructiveHint: tool.destructive, idempotentHint: !tool.destructive, openWorldHint: false },
         },
         (args: Record<string, unknown>, context: { mcpReq: { id: unknown } }) => runTool(tool, call, args, context.mcpReq.id),
