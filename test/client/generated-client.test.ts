@@ -350,7 +350,13 @@ describe('what the generated client relies on in the document', () => {
         .filter((s) => s.startsWith('2'))
         .sort()
       // The batch import, the bulk update, the rule runs and a statement import answer 200 with a report (CONTRACT §16, §26, §23, §24): they create nothing of their own.
-      const reports = ['/v1/transactions/batch', '/v1/transactions/bulk-update', '/v1/rules/test', '/v1/rules/{ruleId}/apply', '/v1/accounts/{accountId}/imports']
+      const reports = [
+        '/v1/transactions/batch',
+        '/v1/transactions/bulk-update',
+        '/v1/rules/test',
+        '/v1/rules/{ruleId}/apply',
+        '/v1/accounts/{accountId}/imports',
+      ]
       const expected = method === 'POST' && !reports.includes(path) ? (path.endsWith('/upsert') ? ['200', '201'] : ['201']) : ['200']
       if (success.join() !== expected.join()) problems.push(`${method} ${path}: ${success.join(',')} (expected ${expected.join(',')})`)
       // and every operation documents its error responses as problem+json

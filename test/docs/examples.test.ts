@@ -442,13 +442,17 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
       '2026-11-22 4.2',
       '2026-11-20 -2500 salary',
       '2026-11-20 12.9',
+      '2026-11-15 23.45',
+      '2026-11-15 -2850',
+      '2026-11-14 23.45',
       '3.1 4.2',
     ])
     expect(JSON.parse(outOf(api, 'BAKERY='))).toEqual({ updated: 2, unchanged: 0, failed: 0 })
     expect(outOf(api, 'groupBy=category').trim().split('\n')).toEqual([
+      'EUR (none) 59.8 5350',
       'EUR Food & Drinks / Groceries 40.4 0',
-      'EUR (none) 12.9 2500',
       'EUR Housing 12.2 0',
+      'EUR Food & Drinks / Coffee 7.9 0',
       'EUR Gifts & Donations 5 0',
     ])
   })
