@@ -97,7 +97,7 @@ export type UpdatedTable = 'accounts' | 'categories' | 'payees' | 'tags' | 'rule
 /**
  * Ends the write that created `id`: everything that write did to it (its legs, its tags) is its
  * creation, so its `updatedAt` is its `createdAt`, as a client that shows "edited" expects. The
- * feed's trigger (migration 0011) had moved it to the time of each of those steps.
+ * feed's trigger (migration 0010) had moved it to the time of each of those steps.
  */
 export function settleCreated(tenant: Tenant, table: UpdatedTable, id: string): void {
   tenant.sqlite.query<unknown, [string]>(`UPDATE ${table} SET updated_at = created_at WHERE id = ?`).run(id)
