@@ -9,7 +9,8 @@ import { startUnthrottledServer, type TestServer, tempDir } from '../support/har
  * `bun add ./clients/typescript` and no build step (Bun runs the TypeScript sources, tsc checks
  * against them), and as the tarball `npm pack` makes (its prepack builds dist/ with tsc; Node runs
  * the JavaScript, tsc checks against the declarations). Each project then runs one small script
- * against a real pfin server: a read, a write with its Idempotency-Key, paging, the change feed.
+ * against a real pfin server: a read, a write with its Idempotency-Key, paging, the change feed,
+ * an edit with If-Match and a stale one refused.
  *
  * Installs are offline (`bun add --offline`, from Bun's cache, which the repository's own install
  * filled with openapi-fetch); a machine whose cache lacks it installs from the registry instead.
@@ -71,6 +72,16 @@ try {
 } catch (error) {
   if (isPfinError(error, 'not_found')) missing = error.code
 }
+// If-Match: the tag read before a change is stale after it.
+const read = await pfin.GET('/v1/accounts/{accountId}', { params: { path: { accountId: account.id } } })
+const etag = read.response.headers.get('etag') as string
+await pfin.patch('/v1/accounts/{accountId}', { params: { path: { accountId: account.id }, header: { 'If-Match': etag } }, body: { name: 'Everyday' } })
+let stale = ''
+try {
+  await pfin.patch('/v1/accounts/{accountId}', { params: { path: { accountId: account.id }, header: { 'If-Match': etag } }, body: { name: 'Other' } })
+} catch (error) {
+  if (isPfinError(error, 'precondition_failed')) stale = error.code
+}
 console.log(JSON.stringify({
   me: me.id,
   balance: (await pfin.get('/v1/accounts/{accountId}', { params: { path: { accountId: account.id } } })).data.balance,
@@ -79,6 +90,7 @@ console.log(JSON.stringify({
   amounts,
   kinds: [...new Set(kinds)].sort(),
   missing,
+  stale,
 }))
 `
 
@@ -118,6 +130,7 @@ function expectRan(output: string): void {
     amounts: ['12.9'],
     kinds: ['account', 'payee', 'transaction'],
     missing: 'not_found',
+    stale: 'precondition_failed',
   })
 }
 
