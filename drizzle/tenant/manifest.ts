@@ -13,6 +13,8 @@ import m10 from './0010_updated_at.sql' with { type: 'text' }
 import m11 from './0011_rules_updated_at.sql' with { type: 'text' }
 import m12 from './0012_budgets.sql' with { type: 'text' }
 import m13 from './0013_import_presets.sql' with { type: 'text' }
+import m14 from './0014_search_and_uncategorized.sql' with { type: 'text' }
+import m15 from './0015_transaction_search_fts.sql' with { type: 'text' }
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0000_init', when: 1795242104328, sql: m0 },
@@ -29,4 +31,6 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0011_rules_updated_at', when: 1795698792845, sql: m11 },
   { tag: '0012_budgets', when: 1795699340510, sql: m12 },
   { tag: '0013_import_presets', when: 1795700214508, sql: m13 },
+  { tag: '0014_search_and_uncategorized', when: 1795701217391, sql: m14 },
+  { tag: '0015_transaction_search_fts', when: 1795701220819, sql: m15 },
 ]

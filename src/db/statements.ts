@@ -73,10 +73,10 @@ export class SharedQuery {
   }
 
   /** The statement's rows as value arrays, its placeholders bound from `values` by name. */
-  values(statement: Statement, values: Readonly<Record<string, string | number>> = {}): unknown[][] {
+  values(statement: Statement, values: Readonly<Record<string, string | number | bigint>> = {}): unknown[][] {
     const names = this.built?.names ?? []
-    const args = new Array<string | number>(names.length)
-    for (let i = 0; i < names.length; i++) args[i] = values[names[i] as string] as string | number
+    const args = new Array<string | number | bigint>(names.length)
+    for (let i = 0; i < names.length; i++) args[i] = values[names[i] as string] as string | number | bigint
     return statement.values(...args) as unknown[][]
   }
 }

@@ -8,6 +8,7 @@ import { presetRoutes } from './imports/preset-routes.ts'
 import { importRoutes } from './imports/routes.ts'
 import { meRoutes } from './me/routes.ts'
 import { payeeRoutes } from './payees/routes.ts'
+import { reportRoutes } from './reports/routes.ts'
 import { ruleRunRoutes } from './rule-runs/routes.ts'
 import { ruleRoutes } from './rules/routes.ts'
 import { tagRoutes } from './tags/routes.ts'
@@ -28,4 +29,5 @@ export const routes: AnyRoute[] = [
   ...budgetRoutes,
   ...presetRoutes,
   ...changeRoutes,
+  ...reportRoutes,
 ]

@@ -61,7 +61,7 @@ const context = async (query = '', key = owner.key) => {
 }
 
 describe('shape and contents', () => {
-  test('{data: {me, accounts, categories, payees, tags, rules, importPresets, recentTransactions, budget, serverTime}}, each as the other routes return it', async () => {
+  test('{data: {me, accounts, categories, systemCategorySummary, payees, tags, rules, importPresets, recentTransactions, budget, serverTime}}, each as the other routes return it', async () => {
     const before = Date.now()
     const res = await context()
     const after = Date.now()
@@ -77,8 +77,11 @@ describe('shape and contents', () => {
       'recentTransactions',
       'rules',
       'serverTime',
+      'systemCategorySummary',
       'tags',
     ])
+    // By default every category is whole in `categories` (CONTRACT §26: systemCategories=full).
+    expect(data.systemCategorySummary).toBeNull()
 
     expect(data.me).toEqual(await get(server, owner.key, '/v1/me'))
     expect(data.me).toMatchObject({
@@ -107,6 +110,16 @@ describe('shape and contents', () => {
     expect(data.serverTime).toBeLessThanOrEqual(after)
     expect(res.text).not.toContain('linkedPersonId')
     expect(res.text).not.toContain('person-secret')
+  })
+
+  test('systemCategories=summary: the custom categories whole, each system one as id, fullName and type', async () => {
+    const full = (await context()).json.data.categories as Json[]
+    const data = (await context('?systemCategories=summary')).json.data
+    expect(data.categories).toEqual(full.filter((c) => !c.isSystem))
+    expect(data.systemCategorySummary).toEqual(full.filter((c) => c.isSystem).map(({ id, fullName, type }) => ({ id, fullName, type })))
+    expect(data.categories.length).toBeGreaterThan(0)
+    const problem = await server.request('GET', '/v1/agent/context?systemCategories=some', { key: owner.key })
+    expect(problem.status).toBe(422)
   })
 
   test('the categories are those the owner’s country sees', async () => {

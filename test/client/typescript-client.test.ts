@@ -630,7 +630,8 @@ describe('the package', () => {
     expect(dts).toContain("from './schema.js'")
     expect(dts).not.toMatch(/from '\.\/[a-z]+\.ts'/)
     const manifest = JSON.parse(readFileSync(join(CLIENT_DIR, 'package.json'), 'utf8'))
-    expect(manifest).toMatchObject({ name: '@pfin/client', type: 'module', license: 'MIT', types: './dist/index.d.ts' })
+    // A checkout points at the sources (no build needed to install it); a packed tarball at dist/ (install.test.ts).
+    expect(manifest).toMatchObject({ name: '@pfin/client', type: 'module', license: 'MIT', types: './src/index.ts', main: './src/index.ts' })
     expect(Object.keys(manifest.dependencies)).toEqual(['openapi-fetch'])
     const script = `import('${join(BUILD_DIR, 'index.js')}').then(async (m) => {
       const c = m.createPfinClient({ baseUrl: ${JSON.stringify(server.url)}, apiKey: ${JSON.stringify(owner.key)}, exactDecimals: true })

@@ -436,6 +436,27 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
     ])
   })
 
+  test('finding, re-filing and summing: the uncategorized, a text search, one bulk update, the report', () => {
+    expect(outOf(api, '-d categoryId=none \\\n').trim().split('\n')).toEqual([
+      '2026-11-23 3.1',
+      '2026-11-22 4.2',
+      '2026-11-20 -2500 salary',
+      '2026-11-20 12.9',
+      '2026-11-15 23.45',
+      '2026-11-15 -2850',
+      '2026-11-14 23.45',
+      '3.1 4.2',
+    ])
+    expect(JSON.parse(outOf(api, 'BAKERY='))).toEqual({ updated: 2, unchanged: 0, failed: 0 })
+    expect(outOf(api, 'groupBy=category').trim().split('\n')).toEqual([
+      'EUR (none) 59.8 5350',
+      'EUR Food & Drinks / Groceries 40.4 0',
+      'EUR Housing 12.2 0',
+      'EUR Food & Drinks / Coffee 7.9 0',
+      'EUR Gifts & Donations 5 0',
+    ])
+  })
+
   test('statement file import: the dry run reads the file as its comments say, the import creates, the same file again is unchanged', () => {
     const dry = outOf(api, 'cat > statement.csv').trim().split('\n')
     expect(JSON.parse(dry[0]?.split(' ')[0] as string)).toMatchObject({ date: 'Datum', amount: 'Betrag', payee: 'Empfänger', description: 'Buchungstext' })
@@ -468,9 +489,13 @@ describe.skipIf(missing.length > 0)('docs/agents.md', () => {
   test('the bridge lists the read tools for the agent’s read-only key', () => {
     const lines = outOf('docs/agents.md', 'bun run --silent admin mcp').trim().split('\n')
     expect(lines[0]).toBe(
-      'get_context list_accounts list_categories find_payees list_tags list_rules test_rule search_transactions get_transaction get_changes',
+      'get_context list_accounts list_categories find_payees list_tags list_rules test_rule search_transactions get_transaction spending_summary get_changes',
     )
     expect(lines[1]).toMatch(/^pfk_key_\w+_\S+$/)
+  })
+
+  test('a raw POST /mcp with curl gets one JSON answer: the REST body of the tool', () => {
+    expect(outOf('docs/agents.md', '"name":"search_transactions"').trim()).toBe('data nextCursor hasMore')
   })
 })
 

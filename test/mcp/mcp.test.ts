@@ -26,18 +26,23 @@ const READ_TOOLS = [
   'test_rule',
   'search_transactions',
   'get_transaction',
+  'spending_summary',
   'get_changes',
 ]
 const ALL_TOOLS = [
   ...READ_TOOLS,
   'get_budget',
   'upsert_account',
+  'update_account',
   'upsert_category',
+  'update_category',
   'upsert_payee',
+  'update_payee',
   'upsert_tag',
   'upsert_rule',
   'upsert_transaction',
   'update_transaction',
+  'bulk_update_transactions',
   'import_transactions',
   'set_budget',
   'import_file',
@@ -168,6 +173,7 @@ describe('tools/list', () => {
       'upsert_rule',
       'upsert_transaction',
       'update_transaction',
+      'bulk_update_transactions',
       'import_transactions',
       'import_file',
     ])
@@ -178,17 +184,19 @@ describe('tools/list', () => {
       'test_rule',
       'search_transactions',
       'get_transaction',
+      'spending_summary',
       'get_changes',
       'upsert_tag',
       'upsert_rule',
       'upsert_transaction',
       'update_transaction',
+      'bulk_update_transactions',
       'import_transactions',
       'import_file',
       'delete_transaction',
     ])
     const accounts = await server.key(owner.id, { scopes: ['accounts:read', 'accounts:write'] })
-    expect(await toolNames(server, accounts.key)).toEqual(['list_accounts', 'get_changes', 'upsert_account', 'archive_account'])
+    expect(await toolNames(server, accounts.key)).toEqual(['list_accounts', 'get_changes', 'upsert_account', 'update_account', 'archive_account'])
     // get_context needs all five read scopes, as GET /v1/agent/context does.
     const fourReads = await server.key(owner.id, { scopes: ['accounts:read', 'transactions:read', 'categories:read', 'payees:read'] })
     expect(await toolNames(server, fourReads.key)).toEqual(READ_TOOLS.filter((name) => name !== 'get_context'))
@@ -293,7 +301,7 @@ describe('every tool against its REST route', () => {
     })
 
     const context = await ok(full, 'get_context')
-    const restContext = await rest(server, owner.key, 'GET', '/v1/agent/context')
+    const restContext = await rest(server, owner.key, 'GET', '/v1/agent/context?systemCategories=summary&payeeLimit=20&recentTransactionLimit=20')
     expect(context.data.serverTime).toBeNumber()
     expect({ ...context.data, serverTime: 0 }).toEqual({ ...restContext.data, serverTime: 0 })
     expect(context.data.accounts.map((a: Json) => a.id)).toEqual([ids.account])

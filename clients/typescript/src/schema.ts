@@ -49,7 +49,7 @@ export interface paths {
         };
         /**
          * Everything an automated agent should read before it changes anything
-         * @description Profile, accounts and categories (in list order), the most-used payees, the tags, the rules, the import presets, the newest transactions (with their legs and tags), the current month’s budget (with `budgets:read`) and the server time, read from one consistent snapshot.
+         * @description Profile, accounts and categories (in list order), the most-used payees, the tags, the rules, the import presets, the newest transactions (with their legs and tags), the current month’s budget (with `budgets:read`) and the server time, read from one consistent snapshot. `systemCategories=summary` lists the system categories as id, fullName and type only, for a smaller answer.
          *
          *     Required scopes: `me:read`, `accounts:read`, `categories:read`, `payees:read`, `transactions:read`.
          */
@@ -206,6 +206,28 @@ export interface paths {
          *     Required scope: `transactions:write`.
          */
         post: operations["importTransactions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/transactions/bulk-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change up to 500 transactions at once, all or nothing
+         * @description Each item is the PATCH of one transaction (`transactionId`), with its own `patch` laid over the shared `patch` field by field, so one patch can serve every item (re-categorise 300 transactions) or each item can carry its own. The items are applied in one database transaction: either every change is made, or the first failing item’s error (its `detail` starts with `items[i]: `) is returned and nothing is written. Each item reports `updated` or `unchanged` and the transaction as it is now. `dryRun: true` checks every item, reports each one’s outcome (the transaction as it would be) or its errors, and writes nothing. Body limit 4 MiB; counts once against the rate limit.
+         *
+         *     Required scope: `transactions:write`.
+         */
+        post: operations["bulkUpdateTransactions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -766,6 +788,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reports/spending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Spending and income over a date range, by category, payee or month
+         * @description Exact sums per group and currency (amounts are never converted): `spent` (expenses), `received` (income, as a positive number), `net` and `transactionCount`. Transfers are left out; a split transaction counts by its legs, each in the group of its own category or payee. `from` and `to` are inclusive; one pass over the range.
+         *
+         *     Required scope: `transactions:read`.
+         */
+        get: operations["getSpendingReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -910,6 +954,14 @@ export interface components {
             countries: string[] | null;
             /** @description Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back */
             updatedAt: number;
+        };
+        /** SystemCategorySummary */
+        SystemCategorySummary: {
+            /** @example cat_sys_groceries */
+            id: string;
+            /** @description the ancestors’ names and its own, joined with " / " */
+            fullName: string;
+            type: "expense" | "income" | null;
         };
         /** Payee */
         Payee: {
@@ -1140,7 +1192,9 @@ export interface components {
         AgentContext: {
             me: components["schemas"]["Me"];
             accounts: components["schemas"]["Account"][];
+            /** @description in list order; with systemCategories=summary only the custom ones (the system ones are in systemCategorySummary) */
             categories: components["schemas"]["Category"][];
+            systemCategorySummary: components["schemas"]["SystemCategorySummary"][] | null;
             payees: components["schemas"]["Payee"][];
             /** @description every live tag (archived ones too with includeArchived), oldest first */
             tags: components["schemas"]["Tag"][];
@@ -1430,9 +1484,30 @@ export interface components {
              */
             applyRules: boolean;
         };
-        /** TransactionResponse */
-        TransactionResponse: {
-            data: components["schemas"]["Transaction"];
+        /** BulkUpdateItemError */
+        BulkUpdateItemError: {
+            field: string | null;
+            /** @description the error code the change would get alone (invalid_reference, rule_violation, …) */
+            code: string;
+            detail: string;
+        };
+        /** BulkUpdateResult */
+        BulkUpdateResult: {
+            index: number;
+            transactionId: string;
+            operation: ("updated" | "unchanged") | null;
+            data: components["schemas"]["Transaction"] | null;
+            errors: components["schemas"]["BulkUpdateItemError"][];
+        };
+        /** TransactionBulkUpdateResponse */
+        TransactionBulkUpdateResponse: {
+            /** @description one per item, in order; `data` is the transaction as it is (a dry run: as it would be) */
+            data: components["schemas"]["BulkUpdateResult"][];
+            summary: {
+                updated: number;
+                unchanged: number;
+                failed: number;
+            };
         };
         /** TransactionUpdate */
         TransactionUpdate: {
@@ -1464,6 +1539,27 @@ export interface components {
             tagIds?: string[];
             /** @description 0–20 tag names, each found by normalized name or created; instead of tagIds, not with it */
             tagNames?: string[];
+        };
+        /** BulkUpdateItem */
+        BulkUpdateItem: {
+            /** @description the transaction to change */
+            transactionId: string;
+            patch?: components["schemas"]["TransactionUpdate"];
+        };
+        /** TransactionBulkUpdate */
+        TransactionBulkUpdate: {
+            patch?: components["schemas"]["TransactionUpdate"];
+            /** @description 1–500 transactions, each at most once; an item’s own `patch` is laid over the shared one, field by field */
+            items: components["schemas"]["BulkUpdateItem"][];
+            /**
+             * @description check every item and report what it would become; write nothing
+             * @default false
+             */
+            dryRun: boolean;
+        };
+        /** TransactionResponse */
+        TransactionResponse: {
+            data: components["schemas"]["Transaction"];
         };
         /**
          * ImportDetectedColumns
@@ -2104,6 +2200,38 @@ export interface components {
             /** @description whether to call again now */
             hasMore: boolean;
         };
+        /** SpendingGroup */
+        SpendingGroup: {
+            key: string | null;
+            name: string | null;
+            /** @description the currency of the accounts these amounts are in; amounts are never converted */
+            currency: string;
+            /** @description exact decimal: the sum of the expenses (positive amounts), ≥ 0 */
+            spent: number;
+            /** @description exact decimal: the sum of the income (negative amounts) as a positive number, ≥ 0 */
+            received: number;
+            /** @description exact decimal: spent − received: the sum of the amounts in the sign convention (positive = net spending) */
+            net: number;
+            /** @description how many transactions count here (a split one once per group its legs fall in) */
+            transactionCount: number;
+        };
+        /** SpendingReport */
+        SpendingReport: {
+            groupBy: "category" | "payee" | "month";
+            /** @description YYYY-MM-DD, as asked (inclusive) */
+            from: string;
+            /** @description YYYY-MM-DD, as asked (inclusive) */
+            to: string;
+            accountId: string | null;
+            /** @description by currency, then chronologically for months; for categories and payees the largest spending first (then income, then the key) */
+            groups: components["schemas"]["SpendingGroup"][];
+            /** @description groups left out by `limit` (0 when every group is listed) */
+            omittedGroups: number;
+        };
+        /** SpendingReportResponse */
+        SpendingReportResponse: {
+            data: components["schemas"]["SpendingReport"];
+        };
     };
     responses: never;
     parameters: {
@@ -2325,6 +2453,8 @@ export interface operations {
             query?: {
                 /** @description include archived accounts, categories and tags, and inactive rules */
                 includeArchived?: boolean;
+                /** @description `full`: every category whole in `categories`; `summary`: `categories` holds the custom ones and `systemCategorySummary` each system one as id, fullName and type (default full) */
+                systemCategories?: "full" | "summary";
                 /** @description most-used payees to include, 0–500 (default 50) */
                 payeeLimit?: number;
                 /** @description newest transactions to include, 0–500 (default 50) */
@@ -3676,7 +3806,7 @@ export interface operations {
                 cursor?: string;
                 /** @description source account, or destination of a transfer */
                 accountId?: string;
-                /** @description the transaction’s category, or the category of one of its legs */
+                /** @description the transaction’s category, or the category of one of its legs; `none`: uncategorized (no category, not split, not a transfer; or split with a leg that has none) */
                 categoryId?: string;
                 /** @description the transaction’s payee, or the payee of one of its legs */
                 payeeId?: string;
@@ -3687,6 +3817,12 @@ export interface operations {
                 /** @description a calendar date, YYYY-MM-DD */
                 to?: string;
                 externalId?: string;
+                /** @description text to find, ignoring case and accents: in the note, a leg’s note, or the name or an alias of the payee (its own or a leg’s) */
+                q?: string;
+                /** @description the smallest amount, inclusive (an expense is positive, income negative); an exact decimal such as 12.5 or -100 */
+                minAmount?: string;
+                /** @description the largest amount, inclusive (an expense is positive, income negative); an exact decimal such as 12.5 or -100 */
+                maxAmount?: string;
             };
             header?: never;
             path?: never;
@@ -4391,6 +4527,235 @@ export interface operations {
                 };
             };
             /** @description `idempotency_key_reused`: Idempotency-Key reused; `idempotency_key_in_progress`: Idempotency-Key in progress; `limit_reached`: Limit reached */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_reference`: Invalid reference; `rule_violation`: Rule violation */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_storage`: Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    bulkUpdateTransactions: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "patch": {
+                 *         "categoryId": "cat_sys_groceries"
+                 *       },
+                 *       "items": [
+                 *         {
+                 *           "transactionId": "txn_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["TransactionBulkUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionBulkUpdateResponse"];
+                };
+            };
+            /** @description `idempotency_key_missing`: Idempotency-Key header missing; `idempotency_key_invalid`: Idempotency-Key header invalid; `malformed_json`: Malformed JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_key_reused`: Idempotency-Key reused; `idempotency_key_in_progress`: Idempotency-Key in progress; `limit_reached`: Limit reached; `external_id_conflict`: externalId already in use */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -12258,6 +12623,143 @@ export interface operations {
             };
             /** @description `cursor_expired`: Cursor expired */
             410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSpendingReport: {
+        parameters: {
+            query: {
+                /** @description `category` (a split transaction’s legs by their own category), `payee` (legs by their own payee, else the transaction’s) or `month` (YYYY-MM) */
+                groupBy: "category" | "payee" | "month";
+                /** @description a calendar date, YYYY-MM-DD */
+                from: string;
+                /** @description a calendar date, YYYY-MM-DD */
+                to: string;
+                /** @description only the transactions of this account */
+                accountId?: string;
+                /** @description the most groups to return, 1–1000 (default 1000); the rest are counted in `omittedGroups` */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendingReportResponse"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];

@@ -150,6 +150,8 @@ export const transactions = sqliteTable(
     index('transactions_transfer_to_idx').on(t.transferToAccountId, t.date, t.createdAt, t.id).where(sql`transfer_to_account_id IS NOT NULL`),
     index('transactions_category_idx').on(t.categoryId, t.date, t.createdAt, t.id),
     index('transactions_payee_idx').on(t.payeeId, t.date, t.createdAt, t.id),
+    // `categoryId=none` (CONTRACT §9): exactly the unsplit, non-transfer transactions without a category, in list order.
+    index('transactions_uncategorized_idx').on(t.date, t.createdAt, t.id).where(sql`category_id IS NULL AND has_splits = 0 AND is_transfer = 0`),
     // transactions_budget_idx, on the month (substr(date, 1, 7)) and what a budget sums by, is
     // written by hand in migration 0012_budgets: drizzle-kit cannot write an index on an expression.
   ],
@@ -179,9 +181,40 @@ export const transactionSplits = sqliteTable(
     uniqueIndex('transaction_splits_order_idx').on(t.transactionId, t.position),
     index('transaction_splits_category_idx').on(t.categoryId, t.date, t.createdAt, t.transactionId).where(sql`category_id IS NOT NULL`),
     index('transaction_splits_payee_idx').on(t.payeeId, t.date, t.createdAt, t.transactionId).where(sql`payee_id IS NOT NULL`),
+    // `categoryId=none`: the legs without a category, in list order.
+    index('transaction_splits_uncategorized_idx').on(t.date, t.createdAt, t.transactionId).where(sql`category_id IS NULL`),
     // transaction_splits_budget_idx, the month's legs for its budget: by hand in migration 0012_budgets.
   ],
 )
+
+/**
+ * What `q` searches in a transaction (CONTRACT §26): its own texts, normalized as payee names are
+ * and joined by newlines (`transactions/search-text.ts` builds it; a transaction without text has
+ * no row). Its integer key is the rowid of the FTS5 trigram index over `text`
+ * (`transaction_search_fts`, migration 0015, kept by triggers): unlike `transactions`' implicit
+ * rowid, an INTEGER PRIMARY KEY survives VACUUM unchanged.
+ */
+export const transactionSearch = sqliteTable(
+  'transaction_search',
+  {
+    id: integer('id').primaryKey(),
+    transactionId: text('transaction_id')
+      .notNull()
+      .references(() => transactions.id, { onDelete: 'cascade' }),
+    text: text('text').notNull(),
+  },
+  (t) => [uniqueIndex('transaction_search_transaction_idx').on(t.transactionId)],
+)
+
+/**
+ * One row (id 1): the version of the text builder `transaction_search` was last filled with. A
+ * file whose version is older (a new text field, or a file made before search) is filled again
+ * from its transactions before its first search.
+ */
+export const searchState = sqliteTable('search_state', {
+  id: integer('id').primaryKey(),
+  version: int('version').notNull(),
+})
 
 /** Labels on transactions (CONTRACT §22): unique by normalized name, archived rather than deleted. */
 export const tags = sqliteTable(

@@ -1,4 +1,4 @@
-import type { TSchema } from '@sinclair/typebox'
+import { type TSchema, Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { entityVersion, lastSeq } from '../../db/tenant/change-log.ts'
 import type { AuthContext } from '../../platform/auth.ts'
@@ -6,13 +6,15 @@ import { canonicalJson } from '../../platform/canonical-json.ts'
 import type { Platform, RequestState } from '../../platform/context.ts'
 import { problemBody } from '../../platform/errors.ts'
 import { Issues } from '../../platform/issues.ts'
+import { decimalOfUnits, unitsFromLexeme } from '../../platform/money.ts'
 import { decodeJsonVerbatim } from '../../platform/json.ts'
-import { withoutKeys } from '../../platform/number-sources.ts'
+import { numberSource, withoutKeys } from '../../platform/number-sources.ts'
 import { type Invocation, invoke, invokePrepared } from '../../platform/invoke.ts'
 import { type AnyRoute, isWriteMethod } from '../../platform/route.ts'
 import { mayCall } from '../../platform/scopes.ts'
 import { addIssues, describeError } from '../../platform/validation.ts'
 import { TransactionBatchEnvelope } from '../transactions/batch-model.ts'
+import { argumentDescription } from './arguments.ts'
 import { checkConfirmToken, issueConfirmToken } from './confirm.ts'
 
 /**
@@ -46,6 +48,8 @@ export interface ToolSpec {
   /** The routes it runs: the tool is listed only for a key that may call all of them. */
   routes: AnyRoute[]
   input: TSchema
+  /** What `structuredContent` holds on success, as JSON Schema (an object at its root): the REST body, or a plan. */
+  output: TSchema
   /** What the arguments are checked against before the run, when not `input` (import: items are the dry run's to report). */
   checked?: TSchema
   readOnly: boolean
@@ -60,6 +64,8 @@ const RULES_NOTE =
   'With applyRules: true the owner’s rules fill in what the items leave out (never a field you send) and each result lists the rules that matched in rulesApplied.'
 const LIST_DEFAULTS = { defaults: { limit: 50 } }
 const LIST_NOTE = 'Returns at most `limit` items (default 50) and a `nextCursor`; pass it back as `cursor` for the next page while `hasMore` is true.'
+/** Above this many items, bulk_update_transactions plans first (a dry run and a confirmToken). */
+export const BULK_CONFIRM_ABOVE = 20
 
 function routeOf(routes: readonly AnyRoute[], operationId: string): AnyRoute {
   const route = routes.find((candidate) => candidate.operationId === operationId)
@@ -67,15 +73,18 @@ function routeOf(routes: readonly AnyRoute[], operationId: string): AnyRoute {
   return route
 }
 
+type Properties = Record<string, TSchema>
+const propertiesOf = (schema: TSchema | undefined): Properties => (schema as { properties?: Properties } | undefined)?.properties ?? {}
+
 /** The properties of several object schemas as one object schema (path id + body, query + …). */
 function merged(...schemas: (TSchema | undefined)[]): TSchema {
-  const properties: Record<string, TSchema> = {}
-  for (const schema of schemas) Object.assign(properties, (schema as { properties?: Record<string, TSchema> } | undefined)?.properties ?? {})
+  const properties: Properties = {}
+  for (const schema of schemas) Object.assign(properties, propertiesOf(schema))
   return t.Object(properties, { additionalProperties: false })
 }
 
 function pick(args: Record<string, unknown>, schema: TSchema | undefined): Record<string, unknown> | undefined {
-  const names = Object.keys((schema as { properties?: object } | undefined)?.properties ?? {})
+  const names = Object.keys(propertiesOf(schema))
   if (names.length === 0) return undefined
   const out: Record<string, unknown> = {}
   for (const name of names) if (args[name] !== undefined) out[name] = args[name]
@@ -85,7 +94,7 @@ function pick(args: Record<string, unknown>, schema: TSchema | undefined): Recor
 /** Everything in `args` that is not a path parameter: the body, unknown fields included (the route refuses them). */
 function bodyOf(args: Record<string, unknown>, params: TSchema | undefined): Record<string, unknown> {
   // The copy keeps the numbers' texts: the route reads money from them exactly, as over REST.
-  return withoutKeys(args, new Set(Object.keys((params as { properties?: object } | undefined)?.properties ?? {})))
+  return withoutKeys(args, new Set(Object.keys(propertiesOf(params))))
 }
 
 function run(call: ToolCall, route: AnyRoute, invocation: Invocation): ToolResult {
@@ -103,25 +112,52 @@ function resultOf(outcome: ReturnType<typeof invoke>): ToolResult {
 
 /** The schema with the tool's own defaults where they differ from the route's, so `tools/list` tells the agent what it gets. */
 function withDefaults(schema: TSchema, defaults: Record<string, unknown>): TSchema {
-  const properties = { ...((schema as { properties?: Record<string, TSchema> }).properties ?? {}) }
+  const properties = { ...propertiesOf(schema) }
   for (const [name, value] of Object.entries(defaults)) {
     const property = properties[name] as (TSchema & { description?: string }) | undefined
     if (!property) continue
-    properties[name] = { ...property, default: value, description: property.description?.replace(/default \d+/, `default ${value}`) } as TSchema
+    properties[name] = { ...property, default: value, description: property.description?.replace(/default [\w.-]+/, `default ${value}`) } as TSchema
   }
   return t.Object(properties, { additionalProperties: false })
 }
 
+/**
+ * Every argument with a description (CONTRACT §17): the route schema's, else the one
+ * arguments.ts gives for the name on this kind of resource. An argument described nowhere is a
+ * mistake in this file, found when the tools are built.
+ */
+function described(tool: string, resource: string, schema: TSchema): TSchema {
+  const properties: Properties = {}
+  for (const [name, property] of Object.entries(propertiesOf(schema))) {
+    const description = argumentDescription(resource, name, property)
+    if (description === undefined) throw new Error(`MCP tool ${tool}: argument ${name} has no description`)
+    properties[name] = { ...property, description } as TSchema
+  }
+  return { ...schema, properties } as TSchema
+}
+
+/** What a tool answers with on success: the route's response body, with `changesCursor` where REST sends X-Changes-Cursor. */
+function outputOf(route: AnyRoute): TSchema {
+  const response = route.response as TSchema
+  if (!route.responseHeaders?.['X-Changes-Cursor']) return response
+  const changesCursor = t.String({ description: 'the feed position of this answer: pass it as cursor to get_changes later (REST: X-Changes-Cursor)' })
+  return t.Object({ ...propertiesOf(response), changesCursor }, { additionalProperties: false, title: (response as { title?: string }).title })
+}
+
+/** An object schema that is one of `schemas`: the root stays an object, as MCP wants of an output schema. */
+const eitherObject = (...schemas: TSchema[]): TSchema => ({ type: 'object', anyOf: schemas }) as unknown as TSchema
+
+interface DirectOptions {
+  /** Query values used when the agent sends none (list tools: `limit` 50). */
+  defaults?: Record<string, unknown>
+  /** What the arguments are about, for their descriptions (arguments.ts): `account`, `transaction`, … */
+  resource?: string
+  /** For a POST that writes nothing (test_rule). */
+  readOnly?: boolean
+}
+
 /** A tool that is one route, its arguments split into path, query and body as the route declares them. */
-function direct(
-  routes: readonly AnyRoute[],
-  name: string,
-  operationId: string,
-  title: string,
-  description: string,
-  /** Query values used when the agent sends none (list tools: `limit` 50); `readOnly` for a POST that writes nothing (test_rule). */
-  options: { defaults?: Record<string, unknown>; readOnly?: boolean } = {},
-): ToolSpec {
+function direct(routes: readonly AnyRoute[], name: string, operationId: string, title: string, description: string, options: DirectOptions = {}): ToolSpec {
   const route = routeOf(routes, operationId)
   const isWrite = isWriteMethod(route.method)
   return {
@@ -129,7 +165,8 @@ function direct(
     title,
     description,
     routes: [route],
-    input: withDefaults(merged(route.params, route.query, route.body), options.defaults ?? {}),
+    input: described(name, options.resource ?? '', withDefaults(merged(route.params, route.query, route.body), options.defaults ?? {})),
+    output: outputOf(route),
     readOnly: options.readOnly ?? route.method === 'GET',
     destructive: false,
     run(call, args) {
@@ -143,6 +180,10 @@ function direct(
 }
 
 const ConfirmToken = t.Optional(t.String({ description: 'the confirmToken from this tool’s plan; without it the tool only plans' }))
+const Issued = {
+  confirmToken: t.Optional(t.String({ description: 'present on a plan or dry run that may go ahead: call again with it within 5 minutes to act' })),
+  expiresAt: t.Optional(Type.Integer({ description: 'when the confirmToken expires, epoch milliseconds' })),
+}
 
 /**
  * Two steps for what cannot be undone (delete) or should be looked at first (archive): the
@@ -155,12 +196,22 @@ function confirmed(
 ): ToolSpec {
   const read = routeOf(routes, spec.read)
   const act = routeOf(routes, spec.act)
+  const plan = t.Object(
+    {
+      plan: t.String({ description: 'what the second call will do' }),
+      target: propertiesOf(read.response as TSchema).data as TSchema,
+      confirmToken: t.String({ description: 'call again with it within 5 minutes to act' }),
+      expiresAt: Type.Integer({ description: 'when the confirmToken expires, epoch milliseconds' }),
+    },
+    { additionalProperties: false, title: 'Plan' },
+  )
   return {
     name: spec.name,
     title: spec.title,
     description: spec.description,
     routes: [read, act],
-    input: merged(act.params, t.Object({ confirmToken: ConfirmToken })),
+    input: described(spec.name, spec.resource, merged(act.params, t.Object({ confirmToken: ConfirmToken }))),
+    output: eitherObject(plan, act.response as TSchema),
     readOnly: false,
     destructive: true,
     run(call, args) {
@@ -194,23 +245,29 @@ function refusedToken(call: ToolCall, tool: string, why: 'expired' | 'stale'): T
   return { status: 409, body: problemBody('confirmation_required', detail, call.state.requestId) as unknown as Record<string, unknown> }
 }
 
+const digestOf = (value: unknown) => new Bun.CryptoHasher('sha256').update(canonicalJson(value)).digest('base64url')
+
 /** import_transactions: a dry run first (with a token when every item passes), the real batch only with that token. */
 function importTool(routes: readonly AnyRoute[]): ToolSpec {
   const route = routeOf(routes, 'importTransactions')
-  const properties = (route.body as { properties: Record<string, TSchema> }).properties
+  const properties = propertiesOf(route.body)
   return {
     name: 'import_transactions',
     title: 'Import transactions (dry run, then confirm)',
     description: `Upserts up to 500 transactions by your externalId, all or nothing. ${SIGN_CONVENTION} Each item may carry splits and tags as upsert_transaction says. Without confirmToken this is a dry run: it reports what each item would do (created, updated, unchanged, skipped_deleted) or its errors, writes nothing, and returns a confirmToken when every item passes. Call again with the same items and that confirmToken to import. ${RULES_NOTE}`,
     routes: [route],
-    input: t.Object(
-      {
-        items: properties.items as TSchema,
-        ifDeleted: properties.ifDeleted as TSchema,
-        applyRules: properties.applyRules as TSchema,
-        confirmToken: ConfirmToken,
-      },
-      { additionalProperties: false },
+    input: described(
+      'import_transactions',
+      'transaction',
+      t.Object(
+        {
+          items: properties.items as TSchema,
+          ifDeleted: properties.ifDeleted as TSchema,
+          applyRules: properties.applyRules as TSchema,
+          confirmToken: ConfirmToken,
+        },
+        { additionalProperties: false },
+      ),
     ),
     checked: t.Object(
       {
@@ -221,6 +278,7 @@ function importTool(routes: readonly AnyRoute[]): ToolSpec {
       },
       { additionalProperties: false },
     ),
+    output: t.Object({ ...propertiesOf(route.response as TSchema), ...Issued }, { additionalProperties: false }),
     readOnly: false,
     destructive: false,
     run(call, args) {
@@ -231,7 +289,7 @@ function importTool(routes: readonly AnyRoute[]): ToolSpec {
         ...(rest.ifDeleted === undefined || rest.ifDeleted === 'recreate' ? {} : { ifDeleted: rest.ifDeleted }),
         ...(rest.applyRules === undefined || rest.applyRules === false ? {} : { applyRules: rest.applyRules }),
       }
-      const digest = new Bun.CryptoHasher('sha256').update(canonicalJson(batch)).digest('base64url')
+      const digest = digestOf(batch)
       const ownerId = call.auth.subject.id
       // What the dry run reported holds for the ledger as it was: any change since (this very
       // import included) voids the token, so it acts once and never on a ledger it did not see.
@@ -273,7 +331,8 @@ function importFileTool(routes: readonly AnyRoute[]): ToolSpec {
     title: 'Import a bank statement file (dry run, then confirm)',
     description: `Imports a bank's statement file (CSV, OFX/QFX, QIF or camt.053; up to 5,000 rows) into one account: send its text as \`content\` (or its bytes as \`contentBase64\`). ${SIGN_CONVENTION} Rows are matched by ids made from the bank's own, so importing a file again, or an overlapping one, changes nothing twice. Without confirmToken this is a dry run: it shows how each row was read (date, amount, payee), what it would do (created, updated, unchanged, skipped_deleted, duplicate_in_file) or its errors, writes nothing, and returns a confirmToken when every row passes and the dates are not ambiguous (else send dateFormat). Call again with the same arguments and that confirmToken to import.`,
     routes: [route],
-    input,
+    input: described('import_file', 'import', input),
+    output: t.Object({ ...propertiesOf(route.response as TSchema), ...Issued }, { additionalProperties: false }),
     readOnly: false,
     destructive: false,
     async run(call, args) {
@@ -312,12 +371,123 @@ function importFileTool(routes: readonly AnyRoute[]): ToolSpec {
   }
 }
 
-/** update_transaction: PATCH with the id beside the fields. */
-function updateTool(routes: readonly AnyRoute[]): ToolSpec {
-  const tool = direct(routes, 'update_transaction', 'updateTransaction', 'Change a transaction', '')
+/**
+ * bulk_update_transactions: up to 20 items act at once; more are planned first (a dry run that
+ * shows each transaction as it would be, and a confirmToken), and act only with that token,
+ * while none of the transactions changed since the plan.
+ */
+function bulkTool(routes: readonly AnyRoute[]): ToolSpec {
+  const route = routeOf(routes, 'bulkUpdateTransactions')
+  const properties = propertiesOf(route.body)
+  return {
+    name: 'bulk_update_transactions',
+    title: 'Change many transactions at once (above 20: plan, then confirm)',
+    description: `Changes up to 500 transactions in one call, all or nothing, each as update_transaction would. Send \`patch\` (the fields to set on every item, e.g. {"categoryId": "cat_…"}) and \`items\` [{transactionId, patch?}], an item’s own patch laid over the shared one. Up to ${BULK_CONFIRM_ABOVE} items act at once. With more, a call without confirmToken is a dry run: it reports what each transaction would become (or its errors), writes nothing, and returns a confirmToken when every item passes; call again with the same patch, items and that confirmToken to apply. ${SIGN_CONVENTION}`,
+    routes: [route],
+    input: described(
+      'bulk_update_transactions',
+      'transaction',
+      t.Object({ patch: properties.patch as TSchema, items: properties.items as TSchema, confirmToken: ConfirmToken }, { additionalProperties: false }),
+    ),
+    output: t.Object({ ...propertiesOf(route.response as TSchema), ...Issued }, { additionalProperties: false }),
+    readOnly: false,
+    destructive: false,
+    run(call, args) {
+      const { confirmToken, ...body } = args
+      const items = Array.isArray(body.items) ? (body.items as { transactionId?: unknown }[]) : []
+      if (items.length <= BULK_CONFIRM_ABOVE && confirmToken === undefined) return run(call, route, { body })
+      const ownerId = call.auth.subject.id
+      const digest = digestOf(body)
+      // The token holds while the transactions it names are as the plan saw them.
+      const targetsVersion = () => {
+        const tenant = call.platform.tenants.get(ownerId)
+        return digestOf(items.map((item) => (typeof item.transactionId === 'string' ? entityVersion(tenant, 'transaction', item.transactionId) : '')))
+      }
+      if (typeof confirmToken !== 'string') {
+        const dry = run(call, route, { body: { ...body, dryRun: true } })
+        if (dry.status >= 400) return dry
+        const failed = (dry.body.summary as { failed?: number } | undefined)?.failed ?? 0
+        if (failed > 0) return { ...dry, summary: `Dry run: ${failed} item(s) would fail; nothing was written. Fix them and run the dry run again.` }
+        const issued = issueConfirmToken(ownerId, 'bulk_update_transactions', digest, targetsVersion())
+        return {
+          status: 200,
+          body: { ...dry.body, ...issued },
+          summary: `Dry run only, nothing written: ${items.length} transactions as they would be. To apply, call bulk_update_transactions again with the same patch and items and this confirmToken within 5 minutes.`,
+        }
+      }
+      const check = checkConfirmToken(confirmToken, ownerId, 'bulk_update_transactions', digest, targetsVersion())
+      if (check !== 'ok') return refusedToken(call, 'bulk_update_transactions', check)
+      return run(call, route, { body })
+    },
+  }
+}
+
+/** A money argument as the route's query takes it: a JSON number keeps the text it was written as, never a double's. */
+const MoneyArgument = (description: string) =>
+  t.Union([t.Number(), t.String({ pattern: '^-?\\d+(\\.\\d+)?$' })], { description: `${description}; an exact decimal (a number or a string such as "12.50")` })
+
+/**
+ * search_transactions: GET /v1/transactions with an agent's words for two of its filters:
+ * `uncategorized: true` is `categoryId=none`, `text` is `q`; amounts may come as numbers.
+ */
+function searchTool(routes: readonly AnyRoute[]): ToolSpec {
+  const route = routeOf(routes, 'listTransactions')
+  const tool = direct(
+    routes,
+    'search_transactions',
+    'listTransactions',
+    'Search transactions',
+    `Transactions, newest first, filtered by account, category or payee (a split transaction's legs count), tag, date range, amount range, text or externalId; \`uncategorized: true\` finds those still needing a category (transfers aside). ${SIGN_CONVENTION} ${LIST_NOTE} A page may hold fewer items than asked, even none, while hasMore is true (a text or amount filter tests a bounded number of rows per call): keep following nextCursor.`,
+    { ...LIST_DEFAULTS, resource: 'search' },
+  )
+  const { q, ...filters } = propertiesOf(tool.input)
+  const input = described(
+    'search_transactions',
+    'search',
+    t.Object(
+      {
+        ...filters,
+        uncategorized: t.Optional(
+          t.Boolean({
+            description: 'true: only transactions without a category (not split and not a transfer), or split with a leg without one; instead of categoryId',
+          }),
+        ),
+        text: q as TSchema,
+        minAmount: t.Optional(MoneyArgument('the smallest amount, inclusive (expenses positive, income negative)')),
+        maxAmount: t.Optional(MoneyArgument('the largest amount, inclusive (expenses positive, income negative)')),
+      },
+      { additionalProperties: false },
+    ),
+  )
   return {
     ...tool,
-    description: `Changes the fields you send of one transaction (by its id); balances and payee totals follow. ${SIGN_CONVENTION} Send null to clear a nullable field. ${SPLITS_AND_TAGS}`,
+    input,
+    run(call, args) {
+      const { uncategorized, text, ...rest } = args
+      if (uncategorized === true && rest.categoryId !== undefined) {
+        return {
+          status: 422,
+          body: problemBody('validation_failed', 'send uncategorized or categoryId, not both', call.state.requestId) as unknown as Record<string, unknown>,
+        }
+      }
+      const query: Record<string, unknown> = { ...rest }
+      if (uncategorized === true) query.categoryId = 'none'
+      if (text !== undefined) query.q = text
+      // A number is read from the text the agent wrote (1e-8 too), exactly, and passed on in plain digits.
+      for (const name of ['minAmount', 'maxAmount']) {
+        if (typeof args[name] !== 'number') continue
+        const units = unitsFromLexeme(numberSource(args, name))
+        if (typeof units === 'string') {
+          return {
+            status: 422,
+            body: problemBody('validation_failed', `argument '${name}' ${units}`, call.state.requestId) as unknown as Record<string, unknown>,
+          }
+        }
+        query[name] = decimalOfUnits(units.toString())
+      }
+      if (query.limit === undefined) query.limit = 50
+      return run(call, route, { query })
+    },
   }
 }
 
@@ -329,9 +499,9 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'get_context',
       'getAgentContext',
       'Read the owner’s context',
-      `Read this first. The profile, accounts, categories, the 20 most-used payees, the tags, the 20 newest transactions (raise payeeLimit / recentTransactionLimit for more) and, with budgets:read, this month’s budget, in one consistent snapshot, and changesCursor: pass it to get_changes later to see what changed since. ${SIGN_CONVENTION}`,
-      // Smaller than REST's 50 and 50: an agent's context is precious, and it can ask for more.
-      { defaults: { payeeLimit: 20, recentTransactionLimit: 20 } },
+      `Read this first. The profile, accounts, custom categories (system ones summarised as id, fullName and type; systemCategories: "full" for every field), the 20 most-used payees, the tags, the rules, the import presets, the 20 newest transactions (raise payeeLimit / recentTransactionLimit for more) and, with budgets:read, this month’s budget, in one consistent snapshot, and changesCursor: pass it to get_changes later to see what changed since. ${SIGN_CONVENTION}`,
+      // Smaller than REST's: an agent's context is precious, and it can ask for more.
+      { defaults: { payeeLimit: 20, recentTransactionLimit: 20, systemCategories: 'summary' }, resource: 'context' },
     ),
     direct(routes, 'list_accounts', 'listAccounts', 'List accounts', `Accounts, oldest first, with current balances. ${LIST_NOTE}`, LIST_DEFAULTS),
     direct(routes, 'list_categories', 'listCategories', 'List categories', `System and custom categories. ${LIST_NOTE}`, LIST_DEFAULTS),
@@ -357,7 +527,7 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'listRules',
       'List rules',
       `The owner’s rules (conditions on a transaction’s bank text, payee, note, amount or account, and the fields they fill in), in the order they run. ${LIST_NOTE}`,
-      LIST_DEFAULTS,
+      { ...LIST_DEFAULTS, resource: 'rule' },
     ),
     direct(
       routes,
@@ -365,17 +535,18 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'testRule',
       'Try a rule on past transactions',
       `Shows which transactions of a date range a rule (\`rule\`, as upsert_rule takes it, or a saved \`ruleId\`) would change, before and after; writes nothing. ${SIGN_CONVENTION}`,
-      { readOnly: true },
+      { readOnly: true, resource: 'rule' },
     ),
+    searchTool(routes),
+    direct(routes, 'get_transaction', 'getTransaction', 'Get a transaction', `One transaction by id. ${SIGN_CONVENTION}`),
     direct(
       routes,
-      'search_transactions',
-      'listTransactions',
-      'Search transactions',
-      `Transactions, newest first, filtered by account, category or payee (a split transaction's legs count), tag, date range or externalId. ${SIGN_CONVENTION} ${LIST_NOTE}`,
-      LIST_DEFAULTS,
+      'spending_summary',
+      'getSpendingReport',
+      'Summarise spending over a date range',
+      `What went out and came in between from and to (inclusive), by category, payee or month, per currency (never converted), exact: spent (expenses), received (income, as a positive number), net and transactionCount per group. Transfers are left out; a split transaction counts by its legs. Returns at most \`limit\` groups (default 50), largest spending first (months in order); omittedGroups counts the rest. ${SIGN_CONVENTION}`,
+      { defaults: { limit: 50 }, resource: 'report' },
     ),
-    direct(routes, 'get_transaction', 'getTransaction', 'Get a transaction', `One transaction by id. ${SIGN_CONVENTION}`),
     direct(
       routes,
       'get_changes',
@@ -390,13 +561,23 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'getBudget',
       'Read a month’s budget',
       'A month (YYYY-MM): per planned category, planned, spent and remaining, with totals and what is uncategorized; includeUnplanned also lists every category with spending but no plan. Spent is computed by pfin, exactly: split transactions count by leg, transfers never count, a category includes the categories below it, and accounts in other currencies are reported in otherCurrencies, never converted. Amounts use pfin’s sign: positive is money out, negative money in (income is planned and received negative); remaining = planned − spent.',
+      { resource: 'budget' },
     ),
     direct(
       routes,
       'upsert_account',
       'upsertAccount',
       'Create or update an account',
-      'Creates the account with your externalId, or updates the one that has it: calling again with the same input changes nothing. `balance` is set outright.',
+      'Creates the account with your externalId, or updates the one that has it: calling again with the same input changes nothing. `balance` is set outright, so use update_account to rename or change other fields.',
+      { resource: 'account' },
+    ),
+    direct(
+      routes,
+      'update_account',
+      'updateAccount',
+      'Change an account',
+      'Changes only the fields you send of one account (by its id), as PATCH does: a rename or a new color never touches the balance. Send `balance` only to reconcile it with the bank (it is set outright). Send null to clear a nullable field.',
+      { resource: 'account' },
     ),
     direct(
       routes,
@@ -404,14 +585,34 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'upsertCategory',
       'Create or update a category',
       'Creates or updates a custom category by your externalId; safe to repeat.',
+      { resource: 'category' },
     ),
-    direct(routes, 'upsert_payee', 'upsertPayee', 'Create or update a payee', 'Creates or updates a payee by your externalId; safe to repeat.'),
+    direct(
+      routes,
+      'update_category',
+      'updateCategory',
+      'Change a category',
+      'Changes only the fields you send of one custom category (by its id): rename it, move it under another parent (null: top level), change its type, icon or color. System categories are read-only.',
+      { resource: 'category' },
+    ),
+    direct(routes, 'upsert_payee', 'upsertPayee', 'Create or update a payee', 'Creates or updates a payee by your externalId; safe to repeat.', {
+      resource: 'payee',
+    }),
+    direct(
+      routes,
+      'update_payee',
+      'updatePayee',
+      'Change a payee',
+      'Changes only the fields you send of one payee (by its id): rename it, replace its aliases (the spellings bank statements use), or set the category its new transactions take. Its totals are kept.',
+      { resource: 'payee' },
+    ),
     direct(
       routes,
       'upsert_tag',
       'upsertTag',
       'Create or update a tag',
       'Creates or updates a tag by your externalId; safe to repeat. Names are unique ignoring case, accents and spaces. Transactions can also name tags directly with tagNames.',
+      { resource: 'tag' },
     ),
     direct(
       routes,
@@ -419,6 +620,7 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'upsertRule',
       'Create or update a rule',
       'Creates or updates a rule by your externalId; safe to repeat. A rule fills in categoryId, payeeName or note, or adds tagNames, on transactions written with applyRules: true, never over a field the write sends. Text conditions ignore case and accents; `matches` takes a glob (`*` any run, `?` one character). Try a rule with test_rule first.',
+      { resource: 'rule' },
     ),
     direct(
       routes,
@@ -426,8 +628,17 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'upsertTransaction',
       'Create or update a transaction',
       `Creates the transaction with your externalId, or updates the one that has it: calling again with the same input changes nothing. ${SIGN_CONVENTION} Use payeeName to find or create the payee by name. ${SPLITS_AND_TAGS}`,
+      { resource: 'transaction' },
     ),
-    updateTool(routes),
+    direct(
+      routes,
+      'update_transaction',
+      'updateTransaction',
+      'Change a transaction',
+      `Changes the fields you send of one transaction (by its id); balances and payee totals follow. ${SIGN_CONVENTION} Send null to clear a nullable field. To change many transactions, use bulk_update_transactions. ${SPLITS_AND_TAGS}`,
+      { resource: 'transaction' },
+    ),
+    bulkTool(routes),
     importTool(routes),
     direct(
       routes,
@@ -435,6 +646,7 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'setBudgetCategory',
       'Plan one category’s amount for a month',
       'Sets the planned amount of one category for one month (YYYY-MM), replacing its entry (a note not sent is cleared); planned 0 removes it. The other categories of the month keep theirs, and calling again with the same input changes nothing. Amounts are exact decimals in the owner’s defaultCurrency, in pfin’s sign: plan spending positive, income negative. Archived categories take no new amount.',
+      { resource: 'budget' },
     ),
     importFileTool(routes),
     confirmed(routes, {

@@ -14,22 +14,51 @@ import { tagIdsOf } from './tag-queries.ts'
  * The SQL of list pages (CONTRACT §9): every filter shape walks one index in list order and
  * stops after the page, so a page costs the same at any size. A filter that can match in two
  * places (an account as source or destination, a category or payee of the transaction or of a
- * leg) walks both indexes and the two are merged; a tag walks its assignments.
+ * leg) walks both indexes and the two are merged; a tag walks its assignments. A text search
+ * whose matches are few reads exactly them (`matches`, through the FTS5 index) and sorts them;
+ * the filters no index orders (text, amounts) are otherwise tested on the rows a scan meets,
+ * up to a bound (CONTRACT §26).
  */
 
-/** What a page walks in list order: transactions (all, or by account, category or payee), a category's or payee's legs, a tag's assignments. */
-export type Scan = 'all' | 'source' | 'destination' | 'ownCategory' | 'legCategory' | 'ownPayee' | 'legPayee' | 'tag'
+/**
+ * What a page walks in list order: transactions (all, or by account, category or payee, or the
+ * uncategorized ones), a category's or payee's legs (or the legs without a category), a tag's
+ * assignments; or `matches`: the few transactions a text search finds, in no order, sorted.
+ */
+export type Scan =
+  | 'all'
+  | 'source'
+  | 'destination'
+  | 'ownCategory'
+  | 'legCategory'
+  | 'ownUncategorized'
+  | 'legUncategorized'
+  | 'ownPayee'
+  | 'legPayee'
+  | 'tag'
+  | 'matches'
 
 export interface ListFilter {
   scan: Scan
   /** Filters checked on each row the scan meets (those the scan does not walk by). */
   accountId?: boolean
   categoryId?: boolean
+  /** `categoryId=none`, checked on each row. */
+  uncategorized?: boolean
   payeeId?: boolean
+  tagId?: boolean
   from?: boolean
   to?: boolean
   externalId?: boolean
+  /** `q`, checked on each row (the text and the payees it matches: placeholders `q` and `payees`). */
+  text?: boolean
+  minAmount?: boolean
+  maxAmount?: boolean
   cursor?: boolean
+  /** Only rows at or after (in list order: not older than) the point a bounded walk stopped at (`stopDate`, `stopCreatedAt`, `stopId`). */
+  stop?: boolean
+  /** The sort key of the row `scanLimit` rows into the walk (its filters without text and amounts), instead of the rows. */
+  boundary?: boolean
 }
 
 /**
@@ -112,19 +141,74 @@ function conditionsOf(filter: ListFilter): SQL[] {
   if (scan === 'legPayee')
     conditions.push(eq(transactionSplits.payeeId, sql.placeholder('payeeId')), sql`${transactions.payeeId} IS NOT ${sql.placeholder('payeeId')}`)
   if (scan === 'tag') conditions.push(eq(transactionTags.tagId, sql.placeholder('tagId')))
+  if (scan === 'ownUncategorized') conditions.push(UNCATEGORIZED_OWN)
+  if (scan === 'legUncategorized') conditions.push(sql`${transactionSplits.categoryId} IS NULL`, eq(transactions.id, transactionSplits.transactionId))
+  if (scan === 'matches') conditions.push(sql`${transactions.id} = matched.id`)
   if (filter.accountId) {
     conditions.push(sql`(${transactions.accountId} = ${sql.placeholder('accountId')} OR ${transactions.transferToAccountId} = ${sql.placeholder('accountId')})`)
   }
   if (filter.categoryId) conditions.push(sql`(${transactions.categoryId} = ${sql.placeholder('categoryId')} OR ${legWith('category_id', 'categoryId')})`)
+  if (filter.uncategorized) {
+    conditions.push(
+      sql`(${UNCATEGORIZED_OWN} OR (${transactions.hasSplits} = 1 AND EXISTS (SELECT 1 FROM transaction_splits leg WHERE leg.transaction_id = ${transactions.id} AND leg.category_id IS NULL)))`,
+    )
+  }
   if (filter.payeeId) conditions.push(sql`(${transactions.payeeId} = ${sql.placeholder('payeeId')} OR ${legWith('payee_id', 'payeeId')})`)
+  if (filter.tagId) {
+    conditions.push(
+      sql`(${transactions.hasTags} = 1 AND EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = ${transactions.id} AND tt.tag_id = ${sql.placeholder('tagId')}))`,
+    )
+  }
   if (filter.from) conditions.push(gte(transactions.date, sql.placeholder('from')))
   if (filter.to) conditions.push(lte(transactions.date, sql.placeholder('to')))
   if (filter.externalId) conditions.push(eq(transactions.externalId, sql.placeholder('externalId')))
+  // Tested on the row: instr, not LIKE (LIKE stops at a NUL); both sides are normalized.
+  if (filter.text && !filter.boundary) {
+    conditions.push(sql`(EXISTS (SELECT 1 FROM transaction_search s WHERE s.transaction_id = ${transactions.id} AND instr(s.text, ${sql.placeholder('q')}) > 0)
+      OR ${transactions.payeeId} IN ${matchedPayees}
+      OR (${transactions.hasSplits} = 1 AND EXISTS (SELECT 1 FROM transaction_splits leg WHERE leg.transaction_id = ${transactions.id} AND leg.payee_id IN ${matchedPayees})))`)
+  }
+  if (filter.minAmount && !filter.boundary) conditions.push(gte(transactions.amount, sql.placeholder('minAmount')))
+  if (filter.maxAmount && !filter.boundary) conditions.push(lte(transactions.amount, sql.placeholder('maxAmount')))
   if (filter.cursor) conditions.push(before(sortColumnsOf(scan)))
+  if (filter.stop) conditions.push(notOlderThan(sortColumnsOf(scan)))
   return conditions
 }
 
-const sortColumnsOf = (scan: Scan): SortColumns => (scan === 'legCategory' || scan === 'legPayee' ? LEGS : scan === 'tag' ? TAGS : OWN)
+const notOlderThan = ([date, createdAt, id]: SortColumns) =>
+  sql`(${date}, ${createdAt}, ${id}) >= (${sql.placeholder('stopDate')}, ${sql.placeholder('stopCreatedAt')}, ${sql.placeholder('stopId')})`
+
+/** The payees `q` matches by name or alias, as a JSON array of ids (placeholder `payees`). */
+const matchedPayees = sql`(SELECT value FROM json_each(${sql.placeholder('payees')}))`
+
+/** An unsplit, non-transfer transaction without a category, or a split one with a leg without one (`categoryId=none`). */
+const UNCATEGORIZED_OWN = sql`(${transactions.categoryId} IS NULL AND ${transactions.hasSplits} = 0 AND ${transactions.isTransfer} = 0)`
+
+/**
+ * The transactions `q` finds, in no order (the `matches` scan, used only when they are few):
+ * those whose text the FTS5 trigram index holds the phrase in, and those of a matching payee,
+ * as their own or a leg's.
+ */
+const TEXT_MATCHES = sql`(
+  SELECT s.transaction_id AS id FROM transaction_search_fts JOIN transaction_search s ON s.id = transaction_search_fts.rowid WHERE transaction_search_fts MATCH ${sql.placeholder('phrase')}
+  UNION SELECT p.id FROM transactions p WHERE p.payee_id IN ${matchedPayees}
+  UNION SELECT l.transaction_id FROM transaction_splits l WHERE l.payee_id IN ${matchedPayees}
+) AS matched`
+
+const sortColumnsOf = (scan: Scan): SortColumns =>
+  scan === 'legCategory' || scan === 'legPayee' || scan === 'legUncategorized' ? LEGS : scan === 'tag' ? TAGS : OWN
+
+/** `query` with `INDEXED BY index` after the one `from "table"` of its SQL. */
+function indexedBy(query: { toSQL(): { sql: string; params: unknown[] } }, table: string, index: string) {
+  return {
+    toSQL() {
+      const built = query.toSQL()
+      const parts = built.sql.split(`from "${table}"`)
+      if (parts.length !== 2) throw new Error(`expected one "from ${table}" in ${built.sql}`)
+      return { sql: parts.join(`from "${table}" INDEXED BY ${index}`), params: built.params }
+    },
+  }
+}
 
 /** The SQL of each filter shape, the same for every owner file. */
 const pageQueries = new Map<string, SharedQuery>()
@@ -136,28 +220,34 @@ function pageQuery(shape: string, filter: ListFilter): SharedQuery {
     const order = sortColumnsOf(filter.scan)
     const [date, createdAt, id] = order
     query = new SharedQuery((db) => {
-      const limit = sql.placeholder('limit')
-      if (filter.scan === 'tag') {
-        return db
-          .select(pageColumns)
-          .from(transactionTags)
-          .innerJoin(transactions, eq(transactions.id, transactionTags.transactionId))
-          .where(where)
-          .orderBy(desc(date), desc(createdAt), desc(id))
-          .limit(limit)
-      }
-      if (order === LEGS) {
-        // Two legs of one transaction may match: one row per transaction, grouped in index order.
-        return db
-          .select(pageColumns)
-          .from(transactionSplits)
-          .innerJoin(transactions, eq(transactions.id, transactionSplits.transactionId))
-          .where(where)
-          .groupBy(date, createdAt, id)
-          .orderBy(desc(date), desc(createdAt), desc(id))
-          .limit(limit)
-      }
-      return db.select(pageColumns).from(transactions).where(where).orderBy(desc(date), desc(createdAt), desc(id)).limit(limit)
+      // A boundary reads only the sort key of one row, `scanOffset` rows into the walk.
+      const select = db.select(filter.boundary ? { date, createdAt: sql<number>`CAST(${createdAt} AS REAL)`, id } : pageColumns)
+      const from = (() => {
+        switch (filter.scan) {
+          // The matches first, each then read by its id: CROSS JOIN keeps SQLite from walking the list index instead.
+          case 'matches':
+            return select.from(TEXT_MATCHES).crossJoin(transactions)
+          case 'tag':
+            return select.from(transactionTags).innerJoin(transactions, eq(transactions.id, transactionTags.transactionId))
+          case 'legUncategorized':
+            return select.from(transactionSplits).crossJoin(transactions)
+          default:
+            return order === LEGS
+              ? select.from(transactionSplits).innerJoin(transactions, eq(transactions.id, transactionSplits.transactionId))
+              : select.from(transactions)
+        }
+      })()
+      const filtered = from.$dynamic().where(where)
+      // Two legs of one transaction may match: one row per transaction, grouped in index order.
+      const grouped = order === LEGS ? filtered.groupBy(date, createdAt, id) : filtered
+      const ordered = grouped.orderBy(desc(date), desc(createdAt), desc(id))
+      const built = filter.boundary ? ordered.limit(sql.placeholder('one')).offset(sql.placeholder('scanOffset')) : ordered.limit(sql.placeholder('limit'))
+      // The partial indexes hold exactly the rows these scans want, but no equality names them,
+      // so SQLite would rather walk the category index past every split and transfer, or an
+      // account filter's index in no order: INDEXED BY says which to walk (drizzle cannot).
+      if (filter.scan === 'ownUncategorized') return indexedBy(built, 'transactions', 'transactions_uncategorized_idx')
+      if (filter.scan === 'legUncategorized') return indexedBy(built, 'transaction_splits', 'transaction_splits_uncategorized_idx')
+      return built
     })
     pageQueries.set(shape, query)
   }
@@ -167,10 +257,17 @@ function pageQuery(shape: string, filter: ListFilter): SharedQuery {
 const statements = lazyStatements({
   /** This file's list statements by filter shape, prepared on first use. */
   pageLists: () => new Map<string, Statement>(),
+  countText: (db) =>
+    db.$client.prepare<{ n: number | bigint }, [string, number]>(
+      'SELECT count(*) AS n FROM (SELECT 1 FROM transaction_search_fts WHERE transaction_search_fts MATCH ?1 LIMIT ?2)',
+    ),
+  // instr, not LIKE: LIKE stops at a NUL (as the payees' own q does).
+  payeesMatching: (db) => db.$client.prepare<unknown, [string]>('SELECT id, transaction_count FROM payees WHERE instr(search_text, ?1) > 0'),
 })
 
-/** One scan of a page, newest first, as bare value rows for `transactionOfValues`: no drizzle mapping. */
-export function listTransactionValues(tenant: Tenant, filter: ListFilter, values: Record<string, string | number>): TransactionValues[] {
+export type ListValues = Record<string, string | number | bigint>
+
+function run(tenant: Tenant, filter: ListFilter, values: ListValues): unknown[][] {
   const shape = JSON.stringify(filter)
   const query = pageQuery(shape, filter)
   const prepared = tenant.prepared(statements).pageLists
@@ -179,7 +276,39 @@ export function listTransactionValues(tenant: Tenant, filter: ListFilter, values
     statement = query.prepare(tenant.db)
     prepared.set(shape, statement)
   }
-  return query.values(statement, values) as TransactionValues[]
+  return query.values(statement, values)
+}
+
+/** One scan of a page, newest first, as bare value rows for `transactionOfValues`: no drizzle mapping. */
+export function listTransactionValues(tenant: Tenant, filter: ListFilter, values: ListValues): TransactionValues[] {
+  return run(tenant, { ...filter, boundary: undefined }, values) as TransactionValues[]
+}
+
+/**
+ * Where a walk of `filter`'s scan stops when it may test at most `scanOffset + 1` rows: the
+ * sort key of that last row, or undefined when the scan holds fewer (it then runs to its end).
+ * Counted on the rows that pass the indexed filters, without text and amounts.
+ */
+export function walkBoundary(tenant: Tenant, filter: ListFilter, values: ListValues): [date: string, createdAt: number, id: string] | undefined {
+  const row = run(tenant, { ...filter, boundary: true, stop: undefined }, { ...values, one: 1 })[0]
+  return row as [string, number, string] | undefined
+}
+
+/** How many transactions' texts hold `phrase` (an FTS5 phrase), counting at most `cap`. */
+export function countTextMatches(tenant: Tenant, phrase: string, cap: number): number {
+  const row = tenant.prepared(statements).countText.get(phrase, cap)
+  return Number(row?.n ?? 0)
+}
+
+/** The payees whose normalized name or an alias holds `q`, and how many transactions name them (their own or a leg's). */
+export function payeesMatching(tenant: Tenant, q: string): { ids: string[]; transactions: number } {
+  const ids: string[] = []
+  let count = 0
+  for (const [id, transactionCount] of tenant.prepared(statements).payeesMatching.values(q) as [string, number | bigint][]) {
+    ids.push(id)
+    count += Number(transactionCount)
+  }
+  return { ids, transactions: count }
 }
 
 /** The legs and tags of a page's rows: one query each, and none when no row has any. */

@@ -17,6 +17,10 @@ import {
   SingleOf,
 } from '../../platform/schemas.ts'
 
+/** Money in a query string: a plain decimal, read exactly (CONTRACT §4), never through a double. */
+const AmountQuery = (description: string) =>
+  t.String({ pattern: '^-?\\d+(\\.\\d+)?$', maxLength: 40, description: `${description}; an exact decimal such as 12.5 or -100` })
+
 const CategoryType = Nullable(t.Union([t.Literal('expense'), t.Literal('income')]))
 
 /** One leg of a split transaction (CONTRACT §21). */
@@ -166,12 +170,27 @@ export const TransactionListQuery = t.Object(
     limit: t.Optional(Limit),
     cursor: t.Optional(Cursor),
     accountId: t.Optional(t.String({ minLength: 1, description: 'source account, or destination of a transfer' })),
-    categoryId: t.Optional(t.String({ minLength: 1, description: 'the transaction’s category, or the category of one of its legs' })),
+    categoryId: t.Optional(
+      t.String({
+        minLength: 1,
+        description:
+          'the transaction’s category, or the category of one of its legs; `none`: uncategorized (no category, not split, not a transfer; or split with a leg that has none)',
+      }),
+    ),
     payeeId: t.Optional(t.String({ minLength: 1, description: 'the transaction’s payee, or the payee of one of its legs' })),
     tagId: t.Optional(t.String({ minLength: 1, description: 'transactions carrying this tag' })),
     from: t.Optional(CalendarDate),
     to: t.Optional(CalendarDate),
     externalId: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    q: t.Optional(
+      t.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'text to find, ignoring case and accents: in the note, a leg’s note, or the name or an alias of the payee (its own or a leg’s)',
+      }),
+    ),
+    minAmount: t.Optional(AmountQuery('the smallest amount, inclusive (an expense is positive, income negative)')),
+    maxAmount: t.Optional(AmountQuery('the largest amount, inclusive (an expense is positive, income negative)')),
   },
   { additionalProperties: false },
 )

@@ -13,6 +13,8 @@ import {
 } from './model.ts'
 import { checkBatchBody, importTransactions } from './batch.ts'
 import { MAX_BATCH_BODY_BYTES, TransactionBatch, TransactionBatchResponse } from './batch-model.ts'
+import { bulkUpdateTransactions } from './bulk.ts'
+import { TransactionBulkUpdate, TransactionBulkUpdateResponse } from './bulk-model.ts'
 import { toTransaction } from './queries.ts'
 import { listTransactionPage } from './list.ts'
 import { deleteTransaction, getTransactionView, recordTransaction, updateTransaction, upsertTransaction, viewOf } from './service.ts'
@@ -111,6 +113,25 @@ export const transactionRoutes = [
       ],
     },
     handle: ({ tenant, auth, body }) => ({ status: 200, body: importTransactions(tenant, auth.subject.country, body) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/transactions/bulk-update',
+    operationId: 'bulkUpdateTransactions',
+    summary: 'Change up to 500 transactions at once, all or nothing',
+    description:
+      'Each item is the PATCH of one transaction (`transactionId`), with its own `patch` laid over the shared `patch` field by field, so one patch can serve every item (re-categorise 300 transactions) or each item can carry its own. ' +
+      'The items are applied in one database transaction: either every change is made, or the first failing item’s error (its `detail` starts with `items[i]: `) is returned and nothing is written. ' +
+      'Each item reports `updated` or `unchanged` and the transaction as it is now. `dryRun: true` checks every item, reports each one’s outcome (the transaction as it would be) or its errors, and writes nothing. Body limit 4 MiB; counts once against the rate limit.',
+    tag,
+    scopes: ['transactions:write'],
+    body: TransactionBulkUpdate,
+    maxBodyBytes: MAX_BATCH_BODY_BYTES,
+    response: TransactionBulkUpdateResponse,
+    statuses: [200],
+    errors: [...WRITE_ERRORS, 'external_id_conflict'],
+    requestExample: { patch: { categoryId: 'cat_sys_groceries' }, items: [{ transactionId: 'txn_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b' }] },
+    handle: ({ tenant, auth, body }) => ({ status: 200, body: bulkUpdateTransactions(tenant, auth.subject.country, body) }),
   }),
   defineRoute({
     method: 'GET',

@@ -24,6 +24,7 @@ import { assertSplitFits, type Leg, resolveLegs, sameLegs } from './splits.ts'
 import { deleteTagLinks, insertTagLinks, tagIdsOf } from './tag-queries.ts'
 import { resolveTags, sameTags } from './tagging.ts'
 import { resolveTransfer } from './transfers.ts'
+import { searchTextOf, storeSearchText } from './search-text.ts'
 import { loadRules, withRules } from './rules.ts'
 
 /**
@@ -177,6 +178,8 @@ export function createTransaction(tenant: Tenant, country: string | null, body: 
     const legs = writeLegs(tenant, row, resolved.legs ?? [])
     const tagIds = resolved.tagIds ?? []
     insertTagLinks(tenant, row, tagIds)
+    const text = searchTextOf(row, legs)
+    if (text !== null) storeSearchText(tenant, row.id, text)
     settleCreated(tenant, 'transactions', row.id)
     refs.stored(row)
     const effects = (scope?.effects ?? new Effects()).add(row, 1n, { legs, tagIds })
@@ -218,6 +221,8 @@ export function updateTransaction(
       insertTagLinks(tenant, next, resolved.tagIds)
       tagIds = resolved.tagIds
     }
+    const text = searchTextOf(next, legs)
+    if (text !== searchTextOf(current, stored.legs)) storeSearchText(tenant, id, text)
     refs.stored(next, current)
     const effects = (scope?.effects ?? new Effects()).add(current, -1n, stored).add(next, 1n, { legs, tagIds })
     if (!scope?.effects) effects.apply(tenant)
