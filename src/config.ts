@@ -131,6 +131,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       categories: intFrom(env, 'OWNER_MAX_CATEGORIES', DEFAULT_OWNER_LIMITS.categories, 1),
       payees: intFrom(env, 'OWNER_MAX_PAYEES', DEFAULT_OWNER_LIMITS.payees, 1),
       tags: intFrom(env, 'OWNER_MAX_TAGS', DEFAULT_OWNER_LIMITS.tags, 1),
+      rules: intFrom(env, 'OWNER_MAX_RULES', DEFAULT_OWNER_LIMITS.rules, 1),
     },
   }
 }

@@ -7,7 +7,12 @@ import m4 from './0004_change_feed_triggers.sql' with { type: 'text' }
 import m5 from './0005_change_feed_triggers_conflict_safe.sql' with { type: 'text' }
 import m6 from './0006_splits_and_tags.sql' with { type: 'text' }
 import m7 from './0007_splits_and_tags_triggers.sql' with { type: 'text' }
-import m8 from './0011_updated_at.sql' with { type: 'text' }
+import m8 from './0008_rules.sql' with { type: 'text' }
+import m9 from './0009_rules_triggers.sql' with { type: 'text' }
+import m10 from './0010_updated_at.sql' with { type: 'text' }
+import m11 from './0011_rules_updated_at.sql' with { type: 'text' }
+import m12 from './0012_budgets.sql' with { type: 'text' }
+import m13 from './0013_import_presets.sql' with { type: 'text' }
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0000_init', when: 1795242104328, sql: m0 },
@@ -18,5 +23,10 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0005_change_feed_triggers_conflict_safe', when: 1795451110432, sql: m5 },
   { tag: '0006_splits_and_tags', when: 1795686746694, sql: m6 },
   { tag: '0007_splits_and_tags_triggers', when: 1795686759895, sql: m7 },
-  { tag: '0011_updated_at', when: 1795694282177, sql: m8 },
+  { tag: '0008_rules', when: 1795693377550, sql: m8 },
+  { tag: '0009_rules_triggers', when: 1795693381524, sql: m9 },
+  { tag: '0010_updated_at', when: 1795694282177, sql: m10 },
+  { tag: '0011_rules_updated_at', when: 1795698792845, sql: m11 },
+  { tag: '0012_budgets', when: 1795699340510, sql: m12 },
+  { tag: '0013_import_presets', when: 1795700214508, sql: m13 },
 ]

@@ -151,3 +151,25 @@ export async function rotateKey(
     { behavior: 'immediate' },
   )
 }
+
+/**
+ * Sets a live key's scopes (CONTRACT §2 `key update`). A running server reads the key again
+ * when it notices another connection's commit to control.db, so the new scopes hold within a
+ * second, for requests already verified as well as new ones.
+ */
+export function updateKeyScopes(
+  control: ControlStore,
+  keyId: string,
+  scopes: readonly Scope[],
+  now: number,
+): { id: string; scopes: Scope[]; previousScopes: Scope[] } {
+  return control.db.transaction(
+    () => {
+      const key = control.findKey(keyId)?.key
+      if (!key || !isLive(key, now)) throw new UsageError(`no active key with id "${keyId}" (it is unknown, revoked or expired)`)
+      control.setScopes(keyId, [...scopes])
+      return { id: keyId, scopes: [...scopes], previousScopes: key.scopes as Scope[] }
+    },
+    { behavior: 'immediate' },
+  )
+}

@@ -7,6 +7,7 @@ import { optional, parseFlags, UsageError, wantsHelp } from './args.ts'
 import { backupGroup } from './backup.ts'
 import { adminCommand, Invocation } from './invocation.ts'
 import { keyGroup } from './key.ts'
+import { importSpec } from './import.ts'
 import { mcpSpec } from './mcp.ts'
 import { ownerGroup } from './owner.ts'
 import { restoreSpec } from './restore.ts'
@@ -19,6 +20,7 @@ type Entry = CommandSpec | GroupSpec
 const ENTRIES: Record<string, Entry> = {
   serve: serveSpec,
   mcp: mcpSpec,
+  import: importSpec,
   owner: ownerGroup,
   key: keyGroup,
   backup: backupGroup,
@@ -34,7 +36,7 @@ function topHelp(program: string): string {
     `Usage: pfin <command> [flags]   (run here as: ${program} <command>)`,
     '',
     'Server:',
-    ...commandList([serveSpec, mcpSpec]),
+    ...commandList([serveSpec, mcpSpec, importSpec]),
     '',
     'Owners and keys:',
     ...commandList([...ownerGroup.commands, ...keyGroup.commands]),

@@ -1,5 +1,5 @@
 import { isScope, SCOPES, type Scope } from '../platform/scopes.ts'
-import { createKey, type KeyOptions, rotateKey } from './admin.ts'
+import { createKey, type KeyOptions, rotateKey, updateKeyScopes } from './admin.ts'
 import { type Flags, optional, parseDuration, required, UsageError } from './args.ts'
 import { ownerExists } from './owner-fields.ts'
 import type { CommandSpec, FlagSpec, GroupSpec } from './spec.ts'
@@ -23,8 +23,8 @@ function parseScopes(text: string | undefined, all: boolean): Scope[] {
 /** The flags `key create` and `owner create --with-key` share; `nameFlag` is the key's label flag. */
 export function keyFlagSpecs(nameFlag: string): FlagSpec[] {
   return [
-    { name: 'scopes', value: 's1,s2', about: `the key's scopes, comma-separated (default: all nine: ${SCOPES.join(', ')})` },
-    { name: 'all-scopes', about: 'all nine scopes (the default, said out loud)' },
+    { name: 'scopes', value: 's1,s2', about: `the key's scopes, comma-separated (default: all ${SCOPES.length}: ${SCOPES.join(', ')})` },
+    { name: 'all-scopes', about: `all ${SCOPES.length} scopes (the default, said out loud)` },
     { name: nameFlag, value: 'LABEL', about: 'a label for key list (at most 200 characters)' },
     { name: 'expires-in', value: '30d', about: 'the key stops working after this long: 45s, 90m, 12h, 30d, 2w (default: never)' },
   ]
@@ -108,6 +108,30 @@ const revoke: CommandSpec = {
   },
 }
 
+const update: CommandSpec = {
+  name: 'key update',
+  summary: "set a key's scopes (a running server honours them within a second); the key and its secret stay the same",
+  usage: 'KEY_ID (--scopes s1,s2 | --all-scopes)',
+  flags: [
+    { name: 'scopes', value: 's1,s2', about: "the key's scopes from now on, comma-separated: the whole list, not an addition" },
+    { name: 'all-scopes', about: `every scope, ${SCOPES.length} today (a key made before a scope existed does not get it otherwise)` },
+  ],
+  positionals: ['KEY_ID'],
+  example: 'key update key_0193… --scopes me:read,transactions:read,budgets:read',
+  dataDir: 'needs',
+  notes: [
+    "Replaces the scopes; to add one, list the key's scopes (key list) and the new one. Revoked and expired keys are",
+    'not updated (exit 2). Prints (--json): {"id", "scopes", "previousScopes"}.',
+  ].join('\n'),
+  run(s, { flags, positionals: [keyId] }) {
+    if (flags.scopes === undefined && flags['all-scopes'] !== true) throw new UsageError('give the new scopes: --scopes s1,s2 or --all-scopes')
+    const scopes = parseScopes(optional(flags, 'scopes'), flags['all-scopes'] === true)
+    const updated = updateKeyScopes(s.control, keyId as string, scopes, Date.now())
+    s.out.result(updated, `Key ${keyId} now has the scopes ${scopes.join(', ')} (it had ${updated.previousScopes.join(', ') || 'none'}).`)
+    return 0
+  },
+}
+
 const rotate: CommandSpec = {
   name: 'key rotate',
   summary: 'replace a key: a new key with the same owner, scopes and name; the old one keeps working for a grace period, then stops',
@@ -149,7 +173,7 @@ const rotate: CommandSpec = {
 
 export const keyGroup: GroupSpec = {
   name: 'key',
-  summary: "API keys: made, listed, revoked and rotated by the operator; the key's secret is shown once",
-  commands: [create, list, revoke, rotate],
+  summary: "API keys: made, listed, revoked, given scopes and rotated by the operator; the key's secret is shown once",
+  commands: [create, list, revoke, update, rotate],
   example: 'key list --owner "$OWNER"',
 }

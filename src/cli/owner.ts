@@ -33,7 +33,7 @@ function newOwner(flags: Flags): NewOwner {
  */
 function printFirstKey(s: Session, ownerId: string, name: string, key: NewKey, expiresAt: number | null): void {
   process.stdout.write(`export PFIN_API_KEY=${key.key}\n`)
-  const scopes = key.scopes.length === SCOPES.length ? 'all nine scopes' : `the scopes ${key.scopes.join(', ')}`
+  const scopes = key.scopes.length === SCOPES.length ? `all ${SCOPES.length} scopes` : `the scopes ${key.scopes.join(', ')}`
   const port = s.config.port === 0 ? '<the port the server printed>' : String(s.config.port)
   const lines = [
     `Created owner ${ownerId} (${name}) and its first API key, ${key.id}, with ${scopes}; ${expiresAt === null ? 'it does not expire' : `it expires at ${new Date(expiresAt).toISOString()}`}.`,

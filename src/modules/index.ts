@@ -1,10 +1,15 @@
 import type { AnyRoute } from '../platform/route.ts'
 import { accountRoutes } from './accounts/routes.ts'
 import { agentRoutes } from './agent/routes.ts'
+import { budgetRoutes } from './budgets/routes.ts'
 import { categoryRoutes } from './categories/routes.ts'
 import { changeRoutes } from './changes/routes.ts'
+import { presetRoutes } from './imports/preset-routes.ts'
+import { importRoutes } from './imports/routes.ts'
 import { meRoutes } from './me/routes.ts'
 import { payeeRoutes } from './payees/routes.ts'
+import { ruleRunRoutes } from './rule-runs/routes.ts'
+import { ruleRoutes } from './rules/routes.ts'
 import { tagRoutes } from './tags/routes.ts'
 import { transactionRoutes } from './transactions/routes.ts'
 
@@ -14,8 +19,13 @@ export const routes: AnyRoute[] = [
   ...agentRoutes,
   ...accountRoutes,
   ...transactionRoutes,
+  ...importRoutes,
   ...categoryRoutes,
   ...payeeRoutes,
   ...tagRoutes,
+  ...ruleRoutes,
+  ...ruleRunRoutes,
+  ...budgetRoutes,
+  ...presetRoutes,
   ...changeRoutes,
 ]

@@ -1,4 +1,5 @@
 import type { AuthContext } from './auth.ts'
+import { RawFile } from './body.ts'
 import type { Platform, RequestState } from './context.ts'
 import { ApiError } from './errors.ts'
 import { Issues, shownName } from './issues.ts'
@@ -77,8 +78,10 @@ export function requireProTier(auth: AuthContext): void {
   if (auth.subject.tier !== 'pro') throw new ApiError('pro_tier_required', 'The API is available to Pro tier owners only')
 }
 
-/** A write's body against its route: the route's own check (the batch's), or its schema. */
+/** A write's body against its route: the route's own check (the batch's), or its schema; a file is its handler's to read. */
 export function checkBody(route: AnyRoute, value: unknown): void {
+  if (value instanceof RawFile) return
+  if (value === undefined && route.fileBody) throw new ApiError('validation_failed', `the request body is empty: ${route.fileBody.description}`)
   if (route.checkBody) route.checkBody(value)
   else if (route.body) assertValid(route.body, value, 'body')
 }

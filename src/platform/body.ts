@@ -7,6 +7,53 @@ import { fieldPath } from './validation.ts'
 export const MAX_BODY_BYTES = 1024 * 1024
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i
+
+/** A request body read as a file's bytes (a route with `fileBody`), whatever its media type. */
+export class RawFile {
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly mediaType: string | null,
+  ) {}
+}
+
+export interface DecodedBody {
+  value: unknown
+  /** What the fingerprint hashes (CONTRACT §8). */
+  canonical: string
+  bytes: number
+}
+
+/** Whether a request's Content-Type names JSON. */
+export const isJsonBody = (request: Request): boolean => JSON_MEDIA_TYPE.test(request.headers.get('content-type') ?? '')
+
+/**
+ * Reads a file sent as the body (`curl --data-binary @statement.ofx`): the bytes as they are, of
+ * any media type (curl's default form type too), never decoded or parsed here. 413 past `limit`,
+ * 415 for a content coding. Its canonical form for the fingerprint is its length and SHA-256.
+ * Undefined when no body was sent.
+ */
+export async function readFileBody(request: Request, limit: number): Promise<DecodedBody | undefined> {
+  const declared = Number(request.headers.get('content-length') ?? 'NaN')
+  if (request.body === null || declared === 0) return undefined
+  refuseContentCoding(request)
+  if (declared > limit) throw tooLarge(limit)
+  const bytes = await readLimited(request.body, limit)
+  if (bytes.byteLength === 0) return undefined
+  const sha256 = new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
+  return {
+    value: new RawFile(bytes, request.headers.get('content-type')),
+    canonical: canonicalJson({ file: { bytes: bytes.byteLength, sha256 } }),
+    bytes: bytes.byteLength,
+  }
+}
+
+function refuseContentCoding(request: Request): void {
+  const coding = request.headers.get('content-encoding')?.trim().toLowerCase()
+  if (coding && coding !== 'identity') {
+    // RFC 9110 §8.4.1: a content coding the server does not decode is refused, never read as text.
+    throw new ApiError('unsupported_media_type', 'Send the request body uncompressed: Content-Encoding is not supported (send none, or identity)')
+  }
+}
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
@@ -17,18 +64,14 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
  * Every step costs linear time in the body's size (CONTRACT §14).
  * Returns undefined when no body was sent.
  */
-export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Promise<{ value: unknown; canonical: string; bytes: number } | undefined> {
+export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Promise<DecodedBody | undefined> {
   const declared = Number(request.headers.get('content-length') ?? 'NaN')
   if (request.body === null || declared === 0) return undefined
   const contentType = request.headers.get('content-type')
   if (!contentType || !JSON_MEDIA_TYPE.test(contentType)) {
     throw new ApiError('unsupported_media_type', 'Send the request body as JSON with Content-Type: application/json')
   }
-  const coding = request.headers.get('content-encoding')?.trim().toLowerCase()
-  if (coding && coding !== 'identity') {
-    // RFC 9110 §8.4.1: a content coding the server does not decode is refused, never read as text.
-    throw new ApiError('unsupported_media_type', 'Send the request body uncompressed: Content-Encoding is not supported (send none, or identity)')
-  }
+  refuseContentCoding(request)
   if (declared > limit) throw tooLarge(limit)
   const bytes = await readLimited(request.body, limit)
   if (bytes.byteLength === 0) return undefined

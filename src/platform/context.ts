@@ -56,9 +56,13 @@ export class RequestState {
   body?: unknown
   query?: unknown
   idempotency?: { ownerId: string; key: string; fingerprint: string; token?: symbol }
+  /** A PUT sent without an Idempotency-Key: it writes, but keeps no answer to replay (CONTRACT §8). */
+  keyless?: boolean
   replay?: StoredResponse
   /** A REST request's If-Match, for a route that honours it (CONTRACT §25); MCP tool calls send none. */
   ifMatch?: string | null
+  /** What the route's `prepare` gave, before its write was queued (a statement file read in a worker). */
+  prepared?: unknown
   /** The route pattern that matched, for the access log. */
   route?: string
   readonly startedAt = performance.now()

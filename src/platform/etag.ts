@@ -13,20 +13,46 @@ export function entityTag(json: string): string {
   return `"${Bun.CryptoHasher.hash('sha256', json, 'base64url').slice(0, 22)}"`
 }
 
-const SINGLE = '{"data":'
-const UPSERT_CREATED = '{"operation":"created","data":'
-const UPSERT_UPDATED = '{"operation":"updated","data":'
-
 /**
- * The tag of the resource in a single-resource answer's body: `{"data":…}` or an upsert's
- * `{"operation":…,"data":…}` (`data` last in both, as the envelopes are built). The text of
- * `data` is cut out of the body rather than serialized again: the body is what was sent, or
- * what is replayed, byte for byte.
+ * The tag of the resource in a single-resource answer's body: the object under its top-level
+ * `data` key, wherever the envelope puts it (`{"data":…}`, an upsert's `{"operation":…,"data":…}`,
+ * a write's `{"data":…,"rulesApplied":…}`). The text of `data` is cut out of the body rather than
+ * serialized again: the body is what was sent, or what is replayed, byte for byte.
  */
 export function entityTagOfBody(body: string): string | undefined {
-  if (!body.endsWith('}')) return undefined
-  const start = body.startsWith(SINGLE) ? SINGLE.length : body.startsWith(UPSERT_CREATED) || body.startsWith(UPSERT_UPDATED) ? UPSERT_CREATED.length : -1
-  return start === -1 ? undefined : entityTag(body.slice(start, -1))
+  const data = topLevelDataText(body)
+  return data === undefined ? undefined : entityTag(data)
+}
+
+const DATA_KEY = '"data":'
+
+/** The text of the object under the top-level `data` key of a JSON object, found in one pass. */
+function topLevelDataText(body: string): string | undefined {
+  let depth = 0
+  let inString = false
+  let start = -1
+  for (let i = 0; i < body.length; i++) {
+    const c = body.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c)
+        i++ // a backslash escapes the next character
+      else if (c === 0x22) inString = false
+      continue
+    }
+    if (c === 0x22) {
+      if (depth === 1 && start === -1 && body.startsWith(DATA_KEY, i) && body.charCodeAt(i + DATA_KEY.length) === 0x7b) {
+        start = i + DATA_KEY.length
+        i = start - 1
+        continue
+      }
+      inString = true
+    } else if (c === 0x7b || c === 0x5b) depth++
+    else if (c === 0x7d || c === 0x5d) {
+      depth--
+      if (depth === 1 && start !== -1) return body.slice(start, i + 1)
+    }
+  }
+  return undefined
 }
 
 /** The tags of an `If-Match` or `If-None-Match` list, each with whether it is weak; `*` alone is `'*'`. */

@@ -17,8 +17,15 @@ export type { StoredResponse }
 
 const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/
 
-/** Reads the `Idempotency-Key` header of a POST or PATCH: 400 when it is absent or malformed. */
-export function readIdempotencyKey(header: string | null): string {
+/**
+ * Reads the `Idempotency-Key` header of a POST, PATCH or PUT: 400 when it is absent (a PUT may
+ * go without one, so its caller does not ask then) or malformed; on a PUT, where the key is
+ * optional, a blank one is malformed rather than "missing".
+ */
+export function readIdempotencyKey(header: string | null, optional = false): string {
+  if (optional && header !== null && header.trim() === '') {
+    throw new ApiError('idempotency_key_invalid', 'Idempotency-Key must be 1 to 255 printable ASCII characters, not blank (or leave the header out)')
+  }
   if (header === null || header.trim() === '') {
     throw new ApiError('idempotency_key_missing', 'The Idempotency-Key header is required on POST and PATCH requests')
   }
@@ -28,9 +35,14 @@ export function readIdempotencyKey(header: string | null): string {
   return header
 }
 
-export function fingerprint(method: string, path: string, canonicalBody: string): string {
-  const bodyHash = new Bun.CryptoHasher('sha256').update(canonicalBody).digest('hex')
-  return `${method} ${path} ${bodyHash}`
+/**
+ * `canonicalQuery`: a route whose options come in the query (an import, CONTRACT §24) hashes them
+ * with the body, so a dry run and the real run of one file are different requests.
+ */
+export function fingerprint(method: string, path: string, canonicalBody: string, canonicalQuery?: string): string {
+  const hasher = new Bun.CryptoHasher('sha256').update(canonicalBody)
+  if (canonicalQuery !== undefined) hasher.update('\n').update(canonicalQuery)
+  return `${method} ${path} ${hasher.digest('hex')}`
 }
 
 const appliedLookup = (db: TenantDrizzle) =>

@@ -4,9 +4,9 @@ import type { Platform, RequestState } from './context.ts'
 import { ApiError } from './errors.ts'
 import { fingerprint } from './idempotency.ts'
 import { canonicalJson } from './canonical-json.ts'
-import type { AnyRoute } from './route.ts'
+import { type AnyRoute, isWriteMethod } from './route.ts'
 import { assertValid } from './validation.ts'
-import { Input, type Outcome, performWrite, problemOutcome } from './write-path.ts'
+import { Input, type Outcome, performWrite, problemOutcome, queryPrint } from './write-path.ts'
 
 /**
  * MCP's way into the REST operations (CONTRACT §17): a tool call runs one route in process,
@@ -18,6 +18,8 @@ export interface Invocation {
   params?: Record<string, string>
   query?: Record<string, unknown>
   body?: unknown
+  /** What the route's `prepare` gave for this call (`invokePrepared`). */
+  prepared?: unknown
 }
 
 let invocations = 0
@@ -35,8 +37,10 @@ export function invoke(platform: Platform, route: AnyRoute, state: RequestState,
     if (route.query) assertValid(route.query, call.query ?? {}, 'query')
     state.query = call.query ?? {}
     state.body = call.body
+    // The state is shared by the calls of one MCP request: each call brings its own prepared value.
+    state.prepared = call.prepared
     const input = new Input(platform.tenants, state, call.params ?? {})
-    if (route.method !== 'POST' && route.method !== 'PATCH') {
+    if (!isWriteMethod(route.method)) {
       const reply = route.handle(input)
       return { status: reply.status, body: reply.serialized ?? JSON.stringify(reply.body), location: reply.location, headers: reply.headers }
     }
@@ -45,10 +49,32 @@ export function invoke(platform: Platform, route: AnyRoute, state: RequestState,
     const key = `mcp:${state.requestId}:${++invocations}`
     const ownerId = auth.subject.id
     const token = platform.idempotency.claim(ownerId, key) as symbol
-    const idem = { ownerId, key, fingerprint: fingerprint(route.method, route.path, canonicalJson(call.body ?? null)), token }
+    const idem = { ownerId, key, fingerprint: fingerprint(route.method, route.path, canonicalJson(call.body ?? null), queryPrint(route, state)), token }
     return performWrite(platform, route, state, input, idem)
   } catch (error) {
     if (!(error instanceof ApiError)) throw error
     return problemOutcome(error, state.requestId)
   }
+}
+
+/**
+ * `invoke` for a route with `prepare` (an import): once the call would reach its handler, the
+ * route's asynchronous preparation runs first (a file read in a worker), as over HTTP.
+ */
+export async function invokePrepared(platform: Platform, route: AnyRoute, state: RequestState, auth: AuthContext, call: Invocation): Promise<Outcome> {
+  if (!route.prepare) return invoke(platform, route, state, auth, call)
+  try {
+    authorize(route, auth)
+    if (route.query) assertValid(route.query, call.query ?? {}, 'query')
+    checkBody(route, call.body)
+  } catch (error) {
+    // Refused before the handler: invoke gives the same refusal.
+    if (error instanceof ApiError) return invoke(platform, route, state, auth, call)
+    throw error
+  }
+  state.auth = auth
+  state.query = call.query ?? {}
+  state.body = call.body
+  const prepared = await route.prepare(new Input(platform.tenants, state, call.params ?? {})).catch((error: unknown) => error)
+  return invoke(platform, route, state, auth, { ...call, prepared })
 }

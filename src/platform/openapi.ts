@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { TSchema } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { ERRORS, type ErrorCode } from './errors.ts'
+import { SCOPES } from './scopes.ts'
 
 /**
  * Builds each operation of /openapi.json from the same TypeBox schemas that validate the
@@ -125,6 +126,7 @@ export interface OperationSpec {
   etag?: boolean
   /** Set on a PATCH or DELETE that honours If-Match (412). */
   current?: unknown
+  fileBody?: { description: string }
 }
 
 const SUCCESS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created' }
@@ -172,8 +174,10 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
       parameters.push({ name, in: where, required: where === 'path' || (plain.required ?? []).includes(name), description, schema: rest })
     }
   }
-  const isWrite = spec.method === 'POST' || spec.method === 'PATCH'
-  if (isWrite) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' })
+  const isWrite = spec.method === 'POST' || spec.method === 'PATCH' || spec.method === 'PUT'
+  // A PUT sets a state outright, so a repeat is harmless: its key is optional (CONTRACT §8).
+  const keyOptional = spec.method === 'PUT'
+  if (isWrite) parameters.push({ $ref: `#/components/parameters/${keyOptional ? 'OptionalIdempotencyKey' : 'IdempotencyKey'}` })
   const tagged = spec.etag === true || spec.current !== undefined
   const notModified = tagged && spec.method === 'GET'
   const conditional = spec.current !== undefined
@@ -201,7 +205,7 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
   const codes = [
     ...AUTHENTICATED_ERRORS,
     'validation_failed' as const,
-    ...(isWrite ? WRITE_ERRORS : []),
+    ...(isWrite ? WRITE_ERRORS.filter((code) => !(keyOptional && code === 'idempotency_key_missing')) : []),
     ...(spec.method === 'DELETE' ? STORAGE_WRITE_ERRORS : []),
     ...(conditional ? (['precondition_failed'] as const) : []),
     ...spec.errors,
@@ -241,7 +245,9 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
   if (spec.body) {
     const content: Json = { schema: toOpenApiSchema(spec.body, components) }
     if (spec.requestExample !== undefined) content.example = spec.requestExample
-    operation.requestBody = { required: true, content: { 'application/json': content } }
+    // A route that takes a file: the file itself (sent with any media type but JSON) is the other form of its body.
+    const file = spec.fileBody && { 'application/octet-stream': { schema: { type: 'string', format: 'binary', description: spec.fileBody.description } } }
+    operation.requestBody = { required: true, content: { ...file, 'application/json': content } }
   }
   return operation
 }
@@ -289,7 +295,7 @@ export function documentBase(components: Record<string, unknown>) {
       title: 'pfin API',
       version: '1.0.0-alpha',
       description:
-        'Self-hosted personal-finance API. Authenticate with `Authorization: Bearer <API key>`; send `Idempotency-Key` on every POST and PATCH. Money values are exact decimals with at most 8 decimal places. Errors are application/problem+json.',
+        'Self-hosted personal-finance API. Authenticate with `Authorization: Bearer <API key>`; send `Idempotency-Key` on every POST and PATCH (on PUT it is optional). Money values are exact decimals with at most 8 decimal places. Errors are application/problem+json.',
     },
     servers: [{ url: '/' }],
     paths: {
@@ -298,7 +304,13 @@ export function documentBase(components: Record<string, unknown>) {
     },
     tags: [{ name: 'Profile' }, { name: 'Accounts' }, { name: 'Transactions' }, { name: 'Categories' }, { name: 'Payees' }, { name: 'System' }],
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A personal API key: `pfk_…`' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `A personal API key: \`pfk_…\`. Each key carries scopes, set by the operator (\`key create\`, \`key update\`): ${SCOPES.map((scope) => `\`${scope}\``).join(', ')}. Each operation names the scopes it needs.`,
+        },
+      },
       parameters: {
         IdempotencyKey: {
           name: 'Idempotency-Key',
@@ -321,6 +333,14 @@ export function documentBase(components: Record<string, unknown>) {
           required: false,
           description: 'The ETag of the copy you hold: 304 without a body while it is still current.',
           schema: { type: 'string' },
+        },
+        OptionalIdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Optional on PUT (a repeated PUT is harmless either way); when sent, it works as on POST: the same key with the same request replays the stored response.',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
         },
       },
       headers: HEADERS,

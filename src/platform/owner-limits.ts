@@ -6,7 +6,7 @@ import { ApiError } from './errors.ts'
  * (CONTRACT §19): one batch with new payee names makes 500 payees, with new tag names 10,000 tags. Transactions are bounded by
  * the owner's storage quota instead.
  */
-type Capped = 'accounts' | 'categories' | 'payees' | 'tags'
+type Capped = 'accounts' | 'categories' | 'payees' | 'tags' | 'rules'
 
 /** Fixed SQL per kind (never client text). Only custom categories count: the system ones are pfin's. */
 const COUNTS: Record<Capped, { top: string; count: string; setting: string; noun: string }> = {
@@ -19,6 +19,7 @@ const COUNTS: Record<Capped, { top: string; count: string; setting: string; noun
   },
   payees: { top: 'SELECT max(rowid) AS n FROM payees', count: 'SELECT count(*) AS n FROM payees', setting: 'OWNER_MAX_PAYEES', noun: 'payees' },
   tags: { top: 'SELECT max(rowid) AS n FROM tags', count: 'SELECT count(*) AS n FROM tags', setting: 'OWNER_MAX_TAGS', noun: 'tags' },
+  rules: { top: 'SELECT max(rowid) AS n FROM rules', count: 'SELECT count(*) AS n FROM rules', setting: 'OWNER_MAX_RULES', noun: 'rules' },
 }
 
 const numberFrom = (tenant: Tenant, sql: string): number => Number(tenant.sqlite.query<{ n: number | bigint | null }, []>(sql).get()?.n ?? 0)

@@ -7,14 +7,14 @@ import type { DeferredOperations } from './openapi.ts'
 import { encodeBody, MIN_COMPRESSED_LENGTH } from './compression.ts'
 import { entityTagOfBody, noneMatchFails } from './etag.ts'
 import { addVary } from './vary.ts'
-import type { AnyRoute } from './route.ts'
+import { type AnyRoute, isWriteMethod } from './route.ts'
 import { assertValid, coerceQuery } from './validation.ts'
-import { handleChecked, Input, performGroupedWrite, prepareWrite } from './write-path.ts'
+import { handleChecked, Input, performGroupedWrite, performKeylessWrite, prepareRoute, prepareWrite } from './write-path.ts'
 
 /**
  * The request pipeline, in the order of CONTRACT §6: route → authentication → rate limit →
  * scope/tier → idempotency → body → handler. The route's handler runs synchronously, inside
- * the write transaction for POST and PATCH, so a write and its idempotency record commit
+ * the write transaction for POST, PATCH and PUT, so a write and its idempotency record commit
  * together (in a commit shared with the owner's other writes of the same turn: write-groups.ts).
  */
 
@@ -79,6 +79,11 @@ function execute(
   }
   const input = new Input(platform.tenants, state, params)
   const idem = state.idempotency
+  if (state.keyless) {
+    return performKeylessWrite(platform, route, state, input).then((outcome) =>
+      respond(set, state, route, outcome.status, outcome.body, outcome.location, outcome.headers),
+    )
+  }
   if (!idem) {
     const reply = route.current ? handleChecked(route, input, state.ifMatch ?? null) : route.handle(input)
     return respond(set, state, route, reply.status, reply.serialized ?? JSON.stringify(reply.body), reply.location, reply.headers, reply.etag)
@@ -93,7 +98,7 @@ type RouteContext = { request: Request; params: unknown; set: ResponseSetter }
 export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[], operations: DeferredOperations, server: ServerLookup): void {
   const cors = platform.cors
   for (const route of routes) {
-    const isWrite = route.method === 'POST' || route.method === 'PATCH'
+    const isWrite = isWriteMethod(route.method)
 
     // One Elysia handler per route runs the whole pipeline (a transform hook would cost an
     // await per request). It is synchronous for a read by a key verified before; only a
@@ -110,7 +115,11 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       } else if (request.url.includes('?')) {
         refuseQueryParameters(requestUrl(request).searchParams)
       }
-      if (isWrite) return prepareWrite(platform, route, request, state, auth).then(() => execute(platform, route, state, params, set))
+      if (isWrite) {
+        return prepareWrite(platform, route, request, state, auth)
+          .then(() => (route.prepare ? prepareRoute(platform, route, state, params) : undefined))
+          .then(() => execute(platform, route, state, params, set))
+      }
       return execute(platform, route, state, params, set)
     }
     const logged = (state: RequestState, set: ResponseSetter) =>

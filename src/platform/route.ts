@@ -9,7 +9,10 @@ import type { Scope } from './scopes.ts'
  * its input and document its output, and a synchronous handler. `mountRoutes` turns it into
  * an Elysia route behind the request pipeline and into its OpenAPI operation.
  */
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
+/** The methods that write through the idempotent write path (CONTRACT §8); DELETE writes in its handler. */
+export const isWriteMethod = (method: string): boolean => method === 'POST' || method === 'PATCH' || method === 'PUT'
 
 type StaticOf<T> = T extends TSchema ? Static<T> : undefined
 
@@ -21,6 +24,8 @@ export interface HandlerInput<B, Q, P> {
   query: Q
   params: P
   requestId: string
+  /** What the route's `prepare` gave; undefined when it has none, or the caller did not run it. */
+  prepared?: unknown
 }
 
 /**
@@ -55,6 +60,19 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
   checkBody?: (value: unknown) => void
   /** The body limit when it is not the usual 1 MiB. */
   maxBodyBytes?: number
+  /**
+   * A write of many statements (thousands of rows) that commits in a transaction of its own,
+   * never in a savepoint of a group (write-groups.ts): inside a savepoint, SQLite's in-memory
+   * statement journal (temp_store = MEMORY) is cut back after each statement by walking it from
+   * its start, so each statement costs as much as the savepoint has written so far.
+   */
+  alone?: boolean
+  /**
+   * The body may be a file instead of JSON (CONTRACT §24): a body of any media type but JSON is
+   * read as bytes, up to `maxBytes`, and reaches the handler as a `RawFile`; a JSON body is the
+   * route's `body` as usual. The route's query is then part of the request's fingerprint.
+   */
+  fileBody?: { maxBytes: number; description: string }
   query?: Q
   params?: P
   response: R
@@ -77,6 +95,13 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
    * changed, before anything is written). Implies `etag`.
    */
   current?: (input: HandlerInput<unknown, unknown, StaticOf<P>>) => unknown
+  /**
+   * Work a write does before it is queued, off the handler's transaction: asynchronous, so that
+   * it may leave the event loop (reading a statement file in a worker). Its result reaches the
+   * handler as `prepared`; it must not reject (a failure is a result the handler turns into its
+   * answer, so that it is kept like any other of the handler's refusals).
+   */
+  prepare?: (input: HandlerInput<StaticOf<B>, StaticOf<Q>, StaticOf<P>>) => Promise<unknown>
   handle(input: HandlerInput<StaticOf<B>, StaticOf<Q>, StaticOf<P>>): Reply<Static<R>>
 }
 

@@ -1,4 +1,8 @@
-/** Route scopes a key can carry (SPEC §5). */
+/**
+ * Route scopes a key can carry (SPEC §5, CONTRACT §2). Keys store their scopes as a list, so a
+ * scope added here reaches new keys (`key create` gives all by default) and never widens an
+ * existing one: the admin adds it with `key update --scopes`.
+ */
 export const SCOPES = [
   'me:read',
   'accounts:read',
@@ -9,6 +13,11 @@ export const SCOPES = [
   'categories:write',
   'payees:read',
   'payees:write',
+  'budgets:read',
+  'budgets:write',
+  // Scheduled transactions: no route needs them yet.
+  'schedules:read',
+  'schedules:write',
 ] as const
 
 export type Scope = (typeof SCOPES)[number]

@@ -26,7 +26,7 @@ export class WriteGroups {
    * Runs `fn` (synchronous; its database work goes through `tenant`) in a write transaction
    * shared with the owner's other writes of this turn; resolves once that transaction committed.
    */
-  run<T>(ownerId: string, fn: (tenant: Tenant) => T): Promise<T> {
+  run<T>(ownerId: string, fn: (tenant: Tenant) => T, options: { alone?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.pending.size === 0) setImmediate(() => this.flush())
       let queue = this.pending.get(ownerId)
@@ -34,7 +34,7 @@ export class WriteGroups {
         queue = []
         this.pending.set(ownerId, queue)
       }
-      queue.push({ fn, resolve: resolve as (value: unknown) => void, reject })
+      queue.push({ fn, resolve: resolve as (value: unknown) => void, reject, alone: options.alone ?? false })
     })
   }
 
@@ -51,8 +51,22 @@ export class WriteGroups {
         for (const write of writes) write.reject(error)
         continue
       }
-      if (writes.length === 1) runAlone(tenant, writes[0] as QueuedWrite)
-      else this.runGroup(tenant, writes)
+      // In order: the writes between two that must run alone share a commit.
+      let group: QueuedWrite[] = []
+      const flushGroup = () => {
+        if (group.length === 1) runAlone(tenant, group[0] as QueuedWrite)
+        else if (group.length > 1) this.runGroup(tenant, group)
+        group = []
+      }
+      for (const write of writes) {
+        if (!write.alone) {
+          group.push(write)
+          continue
+        }
+        flushGroup()
+        runAlone(tenant, write)
+      }
+      flushGroup()
     }
   }
 
@@ -87,6 +101,8 @@ interface QueuedWrite {
   fn: (tenant: Tenant) => unknown
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
+  /** Commits in a transaction of its own (RouteDef.alone). */
+  alone: boolean
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }

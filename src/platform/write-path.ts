@@ -2,7 +2,8 @@ import type { TenantRegistry } from '../db/tenant/registry.ts'
 import type { Tenant } from '../db/tenant/tenant.ts'
 import { checkBody, requestUrl } from './admission.ts'
 import type { AuthContext } from './auth.ts'
-import { readJsonBody } from './body.ts'
+import { canonicalJson } from './canonical-json.ts'
+import { isJsonBody, readFileBody, readJsonBody } from './body.ts'
 import type { Platform, RequestState } from './context.ts'
 import { ApiError, problemBody } from './errors.ts'
 import { assertIfMatch, entityTag } from './etag.ts'
@@ -23,6 +24,7 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
   readonly body: unknown
   readonly query: unknown
   readonly requestId: string
+  readonly prepared: unknown
   constructor(
     private readonly tenants: TenantRegistry,
     state: RequestState,
@@ -32,6 +34,7 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
     this.body = state.body
     this.query = state.query ?? {}
     this.requestId = state.requestId
+    this.prepared = state.prepared
   }
   get tenant(): Tenant {
     return this.tenants.get(this.auth.subject.id)
@@ -39,14 +42,28 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
 }
 
 /**
- * The write half of the pipeline (POST and PATCH): Idempotency-Key, body, fingerprint, then
- * either a stored answer to replay, or the key claimed for this request.
+ * The write half of the pipeline (POST, PATCH, PUT): Idempotency-Key, body, fingerprint, then
+ * either a stored answer to replay, or the key claimed for this request. A PUT sets a state
+ * outright, so sending it twice is harmless: its key is optional, and honoured when sent.
  */
 export async function prepareWrite(platform: Platform, route: AnyRoute, request: Request, state: RequestState, auth: AuthContext): Promise<void> {
-  const key = readIdempotencyKey(request.headers.get('idempotency-key'))
-  const decoded = route.body ? await readJsonBody(request, route.maxBodyBytes) : undefined
+  const header = request.headers.get('idempotency-key')
+  const isPut = route.method === 'PUT'
+  if (isPut && header === null) {
+    const decoded = route.body ? await readJsonBody(request, route.maxBodyBytes) : undefined
+    checkBody(route, decoded?.value)
+    state.body = decoded?.value
+    state.keyless = true
+    return
+  }
+  const key = readIdempotencyKey(header, isPut)
+  const decoded = !route.body
+    ? undefined
+    : route.fileBody && !isJsonBody(request)
+      ? await readFileBody(request, route.fileBody.maxBytes)
+      : await readJsonBody(request, route.maxBodyBytes)
   const ownerId = auth.subject.id
-  const print = fingerprint(route.method, requestUrl(request).pathname, decoded?.canonical ?? '')
+  const print = fingerprint(route.method, requestUrl(request).pathname, decoded?.canonical ?? '', queryPrint(route, state))
   const stored = platform.idempotency.find(platform.tenants.get(ownerId), key)
   if (stored) {
     if (stored.fingerprint !== print) {
@@ -63,6 +80,18 @@ export async function prepareWrite(platform: Platform, route: AnyRoute, request:
   state.body = decoded?.value
   state.idempotency = { ownerId, key, fingerprint: print, token }
 }
+
+/**
+ * Runs the route's `prepare` (if any) for a write that will run: after its key is claimed, before
+ * it is queued. A rejection, which `prepare` must not do, reaches the handler as the error.
+ */
+export async function prepareRoute(platform: Platform, route: AnyRoute, state: RequestState, params: unknown): Promise<void> {
+  if (!route.prepare || state.replay) return
+  state.prepared = await route.prepare(new Input(platform.tenants, state, params)).catch((error: unknown) => error)
+}
+
+/** The query's part of a fingerprint: only for a route that takes a file, whose options come in the query. */
+export const queryPrint = (route: AnyRoute, state: RequestState): string | undefined => (route.fileBody ? canonicalJson(state.query ?? {}) : undefined)
 
 export interface Outcome {
   status: number
@@ -174,9 +203,29 @@ export function performWrite(platform: Platform, route: AnyRoute, state: Request
   })
 }
 
+/**
+ * A PUT without an Idempotency-Key: the same transaction, quota check and group commit as any
+ * write, but no answer is kept, so a repeat runs again (and, being a PUT, changes nothing more).
+ */
+export function performKeylessWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input): Promise<Outcome> {
+  const ownerId = input.auth.subject.id
+  return platform.writes
+    .run(ownerId, (tenant) => {
+      if (tenant.overQuota()) throw quotaExceeded(platform, tenant)
+      return route.handle(input)
+    })
+    .then(
+      (reply): Outcome => ({ status: reply.status, body: reply.serialized ?? JSON.stringify(reply.body), location: reply.location ?? null }),
+      (error: unknown) => {
+        if (error instanceof ApiError && error.status < 500) return problemOutcome(error, state.requestId)
+        throw error
+      },
+    )
+}
+
 /** A write over HTTP: it shares its commit with the owner's other writes of this turn (`WriteGroups`). */
 export function performGroupedWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem): Promise<Outcome> {
-  return platform.writes.run(idem.ownerId, writeBody(platform, route, state, input, idem)).then(
+  return platform.writes.run(idem.ownerId, writeBody(platform, route, state, input, idem), { alone: route.alone }).then(
     (stored) => settleWrite(platform, state, idem, () => stored),
     (error: unknown) =>
       settleWrite(platform, state, idem, () => {

@@ -61,13 +61,24 @@ const context = async (query = '', key = owner.key) => {
 }
 
 describe('shape and contents', () => {
-  test('{data: {me, accounts, categories, payees, tags, recentTransactions, serverTime}}, each as the other routes return it', async () => {
+  test('{data: {me, accounts, categories, payees, tags, rules, importPresets, recentTransactions, budget, serverTime}}, each as the other routes return it', async () => {
     const before = Date.now()
     const res = await context()
     const after = Date.now()
     expect(Object.keys(res.json)).toEqual(['data'])
     const data = res.json.data
-    expect(Object.keys(data).sort()).toEqual(['accounts', 'categories', 'me', 'payees', 'recentTransactions', 'serverTime', 'tags'])
+    expect(Object.keys(data).sort()).toEqual([
+      'accounts',
+      'budget',
+      'categories',
+      'importPresets',
+      'me',
+      'payees',
+      'recentTransactions',
+      'rules',
+      'serverTime',
+      'tags',
+    ])
 
     expect(data.me).toEqual(await get(server, owner.key, '/v1/me'))
     expect(data.me).toMatchObject({
@@ -84,8 +95,12 @@ describe('shape and contents', () => {
     expect(data.categories).toEqual(await listAll(server, owner.key, '/v1/categories'))
     expect(data.payees).toEqual(payeesByUse)
     expect(data.tags).toEqual(await listAll(server, owner.key, '/v1/tags'))
+    expect(data.rules).toEqual(await listAll(server, owner.key, '/v1/rules'))
+    expect(data.importPresets).toEqual(await listAll(server, owner.key, '/v1/import-presets'))
     expect(data.recentTransactions).toEqual(newestFirst)
     expect(data.recentTransactions).toEqual(await listAll(server, owner.key, '/v1/transactions'))
+    // The key has every scope, budgets:read among them (CONTRACT §27).
+    expect(data.budget).toEqual(await get(server, owner.key, `/v1/budgets/${new Date().toISOString().slice(0, 7)}`))
 
     expect(Number.isInteger(data.serverTime)).toBe(true)
     expect(data.serverTime).toBeGreaterThanOrEqual(before)

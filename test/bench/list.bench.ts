@@ -6,6 +6,7 @@ import type { Benchmark } from './benchmark.ts'
 import { getOnce, postOnce } from './keyed-load.ts'
 import {
   Cleanup,
+  cpuRatio,
   describe,
   fmt,
   interleavedRounds,
@@ -31,6 +32,8 @@ import {
  * Then throughput: the newest 50 of the 10,000 at BENCH_CONNECTIONS against
  * `tenant-baseline.ts`, a bare `Bun.serve` + bun:sqlite answering the newest 50 rows of a copy
  * of the same file as JSON, in interleaved rounds. Target: pfin ≥ 0.6 × the baseline's req/s.
+ * Also printed: the median round's server CPU per request, baseline ÷ pfin, the figure that stays
+ * put on a machine busy with other work (requests/s then swing by a factor of two).
  *
  * Owners, accounts and payees are made through the CLI and the API; the transactions are
  * written straight into each owner's tenant file with bun:sqlite while the server is stopped
@@ -319,7 +322,8 @@ export const benchmark: Benchmark = {
         { url: `${baseline.url}/v1/transactions?owner=bare&limit=50`, headers, pid: baseline.proc.pid },
         { url: `${pfin.url}/v1/transactions?limit=50`, headers, pid: pfin.proc.pid },
       )
-      const throughput = `throughput pfin ${fmt.rps(middle.ours.rps)} vs bare ${fmt.rps(middle.base.rps)}, ratio ${fmt.ratio(middle.ratio)} (target ≥ ${THROUGHPUT_TARGET}; rounds ${rounds.map((r) => fmt.ratio(r.ratio)).join(', ')})`
+      const cpu = cpuRatio(rounds)
+      const throughput = `throughput pfin ${fmt.rps(middle.ours.rps)} vs bare ${fmt.rps(middle.base.rps)}, ratio ${fmt.ratio(middle.ratio)} (target ≥ ${THROUGHPUT_TARGET}; rounds ${rounds.map((r) => fmt.ratio(r.ratio)).join(', ')})${cpu === undefined ? '' : `, CPU per request ratio ${fmt.ratio(cpu)}`}`
       console.log(throughput)
 
       const seedSeconds = owners.map((o) => `${o.label} ${(seeded.get(o) as SeedResult).seconds.toFixed(1)} s`).join(', ')

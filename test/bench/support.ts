@@ -6,7 +6,7 @@ import { join } from 'node:path'
 /** Shared pieces for benchmarks: pfin and baseline processes, the CLI, and a load generator. */
 
 export const ROOT = join(import.meta.dir, '..', '..')
-const MAIN = join(ROOT, 'src', 'main.ts')
+export const MAIN = join(ROOT, 'src', 'main.ts')
 
 /** Limits high enough that no benchmark is ever throttled. */
 export const UNLIMITED = {
@@ -107,16 +107,24 @@ export async function spawnServer(cmd: string[], env: Record<string, string>, la
   let text = ''
   const deadline = Date.now() + 30_000
   let port: string | undefined
+  // One read at a time, kept across the waits: a read abandoned when the timer won would take
+  // the next chunk with it (a server slower than a second to print lost its "listening" line).
+  let next = reader.read()
   while (!port) {
-    if (Date.now() > deadline) throw new Error(`${label} did not start; printed:\n${text}`)
-    const chunk = await Promise.race([reader.read(), Bun.sleep(1000).then(() => null)])
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL')
+      throw new Error(`${label} did not start; printed:\n${text}`)
+    }
+    const chunk = await Promise.race([next, Bun.sleep(1000).then(() => null)])
     if (chunk === null) continue
     if (chunk.done) throw new Error(`${label} exited before listening; printed:\n${text}`)
     text += decoder.decode(chunk.value, { stream: true })
     port = /listening on http:\/\/[^\s:]+:(\d+)/.exec(text)?.[1]
+    next = reader.read()
   }
   // Keep draining stdout so the child never blocks on a full pipe.
   void (async () => {
+    if ((await next).done) return
     while (!(await reader.read()).done) {}
   })().catch(() => {})
   return {
@@ -316,6 +324,16 @@ export interface PairedRound {
   ours: LoadResult
   /** ours.rps / base.rps */
   ratio: number
+}
+
+/**
+ * The median round's CPU ratio: the baseline's server CPU per request ÷ pfin's. On a shared,
+ * loaded machine requests/s swing with what else runs; CPU time per request does not, so this is
+ * the figure to compare across runs (undefined where /proc is not there).
+ */
+export function cpuRatio(rounds: readonly PairedRound[]): number | undefined {
+  const ratios = rounds.flatMap((r) => (r.base.serverCpuUs && r.ours.serverCpuUs ? [r.base.serverCpuUs.total / r.ours.serverCpuUs.total] : []))
+  return ratios.length ? median(ratios) : undefined
 }
 
 /**

@@ -363,6 +363,14 @@ describe('scopes', () => {
     expect(both.json.data.map((c: Json) => c.resource).sort()).toEqual(['payee', 'transaction'])
     expect(both.json.data.find((c: Json) => c.resource === 'transaction').id).toBe(txn.id)
 
+    // Regression: the feed skipped its kind filter for any key that may read as many kinds as a
+    // hand-kept count said there were (6, while there are 8): accounts + categories + the four
+    // kinds of transactions:read is six, and such a key was given the payees' changes too.
+    const six = (await server.key(id, { scopes: ['accounts:read', 'categories:read', 'transactions:read'] })).key
+    const sixKinds = await server.request('GET', '/v1/changes', { key: six })
+    expect(sixKinds.status).toBe(200)
+    expect([...new Set(sixKinds.json.data.map((c: Json) => c.resource))].sort()).toEqual(['account', 'category', 'transaction'])
+
     for (const scopes of [['me:read'], ['accounts:write', 'transactions:write']] as const) {
       const none = (await server.key(id, { scopes: [...scopes] })).key
       expectProblem(await server.request('GET', '/v1/changes', { key: none }), 403, 'insufficient_scope')

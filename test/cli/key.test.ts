@@ -37,13 +37,13 @@ async function listKeys(owner = ownerId): Promise<any[]> {
 }
 
 describe('key create', () => {
-  test('defaults to all nine scopes and shows the plaintext once', async () => {
+  test('defaults to every scope and shows the plaintext once', async () => {
     const created = await cliJson(dir, 'key', 'create', '--owner', ownerId)
     expect(Object.keys(created).sort()).toEqual(['id', 'key', 'scopes'])
     expect(created.id).toMatch(/^key_[0-9a-f]{32}$/)
     expect(created.key).toStartWith(`pfk_${created.id}_`)
     expect(created.scopes).toEqual([...SCOPES])
-    expect(created.scopes).toHaveLength(9)
+    expect(created.scopes).toHaveLength(13)
   })
 
   test('--scopes keeps only the given scopes', async () => {
@@ -53,7 +53,7 @@ describe('key create', () => {
     expect(listed).toMatchObject({ name: 'read-only', scopes: ['me:read', 'accounts:read'], revokedAt: null, expiresAt: null, lastUsedAt: null })
   })
 
-  test('--all-scopes gives all nine', async () => {
+  test('--all-scopes gives every scope', async () => {
     const created = await cliJson(dir, 'key', 'create', '--owner', ownerId, '--all-scopes')
     expect(created.scopes).toEqual([...SCOPES])
   })

@@ -236,12 +236,23 @@ describe('what the generated client relies on in the document', () => {
     '/v1/payees': ['GET', 'POST'],
     '/v1/payees/{payeeId}': ['GET', 'PATCH'],
     '/v1/payees/upsert': ['POST'],
-    // Beyond SPEC §4, from CONTRACT §15, §16 and §22.
+    // Beyond SPEC §4, from CONTRACT §15, §16, §22 and §23, §27.
     '/v1/changes': ['GET'],
     '/v1/transactions/batch': ['POST'],
     '/v1/tags': ['GET', 'POST'],
     '/v1/tags/{tagId}': ['GET', 'PATCH', 'DELETE'],
     '/v1/tags/upsert': ['POST'],
+    '/v1/rules': ['GET', 'POST'],
+    '/v1/rules/{ruleId}': ['GET', 'PATCH', 'DELETE'],
+    '/v1/rules/upsert': ['POST'],
+    '/v1/rules/test': ['POST'],
+    '/v1/rules/{ruleId}/apply': ['POST'],
+    '/v1/budgets': ['GET'],
+    '/v1/budgets/{month}': ['GET', 'PUT'],
+    '/v1/budgets/{month}/categories/{categoryId}': ['PUT'],
+    '/v1/accounts/{accountId}/imports': ['POST'],
+    '/v1/import-presets': ['GET', 'POST'],
+    '/v1/import-presets/{presetId}': ['GET', 'PATCH', 'DELETE'],
     '/openapi.json': ['GET'],
   }
 
@@ -250,7 +261,7 @@ describe('what the generated client relies on in the document', () => {
     expect(raw.info.version).toBe('1.0.0-alpha')
   })
 
-  test('every path of SPEC §4 (and of CONTRACT §15, §16, §22) is present with exactly its methods', () => {
+  test('every path of SPEC §4 (and of CONTRACT §15, §16, §22, §23, §24, §27) is present with exactly its methods', () => {
     const problems: string[] = []
     for (const [path, methods] of Object.entries(SPEC_PATHS)) {
       const item = doc.paths[path]
@@ -278,6 +289,11 @@ describe('what the generated client relies on in the document', () => {
       if (method === 'POST' || method === 'PATCH') {
         const key = op.parameters?.find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')
         if (!key?.required) problems.push(`${method} ${path}: Idempotency-Key header parameter`)
+      }
+      // A PUT takes the key when sent (CONTRACT §8): declared, not required.
+      if (method === 'PUT') {
+        const key = op.parameters?.find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')
+        if (!key || key.required) problems.push(`${method} ${path}: an optional Idempotency-Key header parameter`)
       }
     }
     expect(problems).toEqual([])
@@ -331,8 +347,9 @@ describe('what the generated client relies on in the document', () => {
       const success = Object.keys(op.responses)
         .filter((s) => s.startsWith('2'))
         .sort()
-      // The batch import answers 200 with a report (CONTRACT §16): it creates nothing of its own.
-      const expected = method === 'POST' && path !== '/v1/transactions/batch' ? (path.endsWith('/upsert') ? ['200', '201'] : ['201']) : ['200']
+      // The batch import and the rule runs answer 200 with a report (CONTRACT §16, §23): they create nothing of their own.
+      const reports = ['/v1/transactions/batch', '/v1/rules/test', '/v1/rules/{ruleId}/apply', '/v1/accounts/{accountId}/imports']
+      const expected = method === 'POST' && !reports.includes(path) ? (path.endsWith('/upsert') ? ['200', '201'] : ['201']) : ['200']
       if (success.join() !== expected.join()) problems.push(`${method} ${path}: ${success.join(',')} (expected ${expected.join(',')})`)
       // and every operation documents its error responses as problem+json
       const errors = Object.entries(op.responses).filter(([s]) => /^[45]/.test(s))

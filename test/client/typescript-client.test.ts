@@ -469,6 +469,38 @@ describe('against a real server', () => {
     expect(bodies.length).toBe(sentBefore)
   })
 
+  test('budgets (CONTRACT §27): put with a key the client makes and reuses, exact money in plans and figures, the feed', async () => {
+    const { key } = await server.owner({ defaultCurrency: 'EUR' })
+    const sent: { method: string; key: string | null; body: string }[] = []
+    const exact = createPfinClient({
+      baseUrl: server.url,
+      apiKey: key,
+      exactDecimals: true,
+      fetch: async (request) => {
+        sent.push({ method: request.method, key: request.headers.get('idempotency-key'), body: await request.clone().text() })
+        return globalThis.fetch(request)
+      },
+    })
+    const { data: account } = await exact.post('/v1/accounts', { body: { name: 'Budget', type: 'bank', balance: '0', currency: 'EUR' } })
+    await exact.post('/v1/transactions', { body: { accountId: account.id, amount: '0.1', date: '2026-03-02', categoryId: 'cat_sys_groceries' } })
+    await exact.post('/v1/transactions', { body: { accountId: account.id, amount: '0.2', date: '2026-03-03', categoryId: 'cat_sys_groceries' } })
+    const { data: plan } = await exact.put('/v1/budgets/{month}/categories/{categoryId}', {
+      params: { path: { month: '2026-03', categoryId: 'cat_sys_groceries' } },
+      body: { planned: '92233720367.99999999' },
+    })
+    expect(plan.categories).toEqual([{ categoryId: 'cat_sys_groceries', planned: '92233720367.99999999', note: null }])
+    const put = sent.find((request) => request.method === 'PUT')
+    expect(put?.key).toMatch(/^[0-9a-f-]{36}$/)
+    expect(put?.body).toBe('{"planned":92233720367.99999999}')
+    const { data: budget } = await exact.get('/v1/budgets/{month}', { params: { path: { month: '2026-03' } } })
+    expect(budget.categories[0]).toMatchObject({ spent: '0.3', remaining: '92233720367.69999999' })
+    expect(budget.totals).toEqual({ plannedExpense: '92233720367.99999999', spentExpense: '0.3', plannedIncome: '0', receivedIncome: '0' })
+    const feed: Change<true>[] = []
+    for await (const page of exact.changes({ resources: ['budgets'] })) feed.push(...page.data)
+    expect(feed.map((change) => [change.resource, change.id])).toEqual([['budget', '2026-03']])
+    expect((feed[0]?.data as Model<'BudgetPlan', true> | undefined)?.categories[0]?.planned).toBe('92233720367.99999999')
+  })
+
   test('exact JSON helpers: only money keys, strings and escapes respected', () => {
     const text = '{"amount":1.10,"note":"\\"amount\\":2.5","n":{"balance":-0.00000001,"seq":12},"list":[{"totalSpent":0}],"amounts":3}'
     expect(quoteMoneyNumbers(text)).toBe(

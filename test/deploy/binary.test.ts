@@ -6,7 +6,8 @@ import { join } from 'node:path'
 /**
  * The single binary (CONTRACT §1): built with `bun build --compile`, copied
  * alone into an empty directory and run from another one, it must make an owner and a key,
- * migrate both databases (the SQL is embedded) and serve `/healthz`, `/v1/me` and /docs.
+ * migrate both databases (the SQL is embedded) and serve `/healthz`, `/v1/me`, /docs and an import
+ * (whose file is read by a worker the binary embeds).
  */
 
 const ROOT = join(import.meta.dir, '..', '..')
@@ -125,6 +126,22 @@ test(
       const packaged = await Bun.file(join(ROOT, 'node_modules', 'swagger-ui-dist', 'swagger-ui-bundle.js')).bytes()
       expect(Buffer.from(await viewer.arrayBuffer()).equals(Buffer.from(packaged))).toBe(true)
       expect(await (await fetch(`${base}/`)).json()).toEqual({ name: 'pfin', docs: '/docs', openapi: '/openapi.json', health: '/healthz' })
+
+      // An import reads its file in a worker thread: the binary carries the worker as a second entrypoint (CONTRACT §24).
+      const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }
+      const account = await fetch(`${base}/v1/accounts`, {
+        method: 'POST',
+        headers: { ...headers, 'idempotency-key': 'binary-account' },
+        body: JSON.stringify({ name: 'Checking', type: 'bank', balance: 0, currency: 'EUR' }),
+      })
+      const accountId = ((await account.json()) as { data: { id: string } }).data.id
+      const imported = await fetch(`${base}/v1/accounts/${accountId}/imports`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': 'binary-import', 'content-type': 'text/csv' },
+        body: 'Datum;Omschrijving;Bedrag\n14-11-2026;Albert Heijn;-12,50\n',
+      })
+      expect(imported.status).toBe(200)
+      expect(((await imported.json()) as { data: { summary: { created: number } } }).data.summary.created).toBe(1)
 
       server.kill('SIGTERM')
       const code = await Promise.race([server.exited, Bun.sleep(10_000).then(() => 'timeout' as const)])

@@ -364,6 +364,11 @@ describe.skipIf(missing.length > 0)('README.md', () => {
 describe.skipIf(missing.length > 0)('docs/api.md', () => {
   const api = 'docs/api.md'
 
+  test('a rule fills in a new transaction; test shows what apply then changes', () => {
+    expect(outOf(api, 'COFFEE_RULE=').trim()).toBe('cat_sys_coffee 1')
+    expect(outOf(api, 'rules/test').trim().split('\n')).toEqual(['{"scanned":3,"matched":2,"changed":1} null → cat_sys_coffee', '1'])
+  })
+
   test('If-None-Match is 304 while the copy is current; If-Match writes once, then its stale tag is 412 (CONTRACT §25)', () => {
     expect(outOf(api, 'If-Match: $ETAG').trim().split('\n')).toEqual(['304', '200', 'precondition_failed'])
   })
@@ -396,6 +401,15 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
     expect(outOf(api, 'TRIP=').trim()).toBe('50.3')
   })
 
+  test('budgets: the plan against what the receipt and the bakery spent; copyFrom with one change', () => {
+    expect(outOf(api, 'ME=').trim().split('\n')).toEqual([
+      'cat_sys_food_drinks 400 41 359',
+      'cat_sys_groceries 250 33.1 216.9',
+      '{"plannedExpense":400,"spentExpense":58.2,"plannedIncome":0,"receivedIncome":0} {"spent":4.2,"transactionCount":1,"otherCurrencies":[]}',
+    ])
+    expect(outOf(api, '"copyFrom":"2026-11"').trim()).toBe('cat_sys_food_drinks 400, cat_sys_groceries 300')
+  })
+
   test('the error example is the problem it shows', () => {
     const problem = JSON.parse(outOf(api, '"transferToAccountId":"$CHECKING"'))
     expect(problem).toMatchObject({ type: 'urn:pfin:problem:rule_violation', status: 422, code: 'rule_violation' })
@@ -422,6 +436,25 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
     ])
   })
 
+  test('statement file import: the dry run reads the file as its comments say, the import creates, the same file again is unchanged', () => {
+    const dry = outOf(api, 'cat > statement.csv').trim().split('\n')
+    expect(JSON.parse(dry[0]?.split(' ')[0] as string)).toMatchObject({ date: 'Datum', amount: 'Betrag', payee: 'Empfänger', description: 'Buchungstext' })
+    expect(dry.slice(0, 1).map((line) => line.split(' ').at(-1))).toEqual(['DD.MM.YYYY'])
+    expect(dry.slice(1)).toEqual([
+      '2 created 2026-11-14 23.45 Pingo Doce Lisboa',
+      '3 created 2026-11-15 -2850 Muster AG',
+      '4 created 2026-11-15 23.45 Pingo Doce Lisboa',
+    ])
+    const runs = outOf(api, 'for run in 1 2')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(runs).toEqual([
+      { created: 3, updated: 0, unchanged: 0, skippedDeleted: 0, duplicateInFile: 0, failed: 0 },
+      { created: 0, updated: 0, unchanged: 3, skippedDeleted: 0, duplicateInFile: 0, failed: 0 },
+    ])
+  })
+
   test('the sync loop copies everything, then only what changed', () => {
     const first = /^(\d+) changes applied; the copy holds (\d+) objects$/m.exec(outOf(api, "cat > sync.ts <<'EOF'"))
     expect(Number(first?.[1])).toBeGreaterThan(0)
@@ -434,7 +467,9 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
 describe.skipIf(missing.length > 0)('docs/agents.md', () => {
   test('the bridge lists the read tools for the agent’s read-only key', () => {
     const lines = outOf('docs/agents.md', 'bun run --silent admin mcp').trim().split('\n')
-    expect(lines[0]).toBe('get_context list_accounts list_categories find_payees list_tags search_transactions get_transaction get_changes')
+    expect(lines[0]).toBe(
+      'get_context list_accounts list_categories find_payees list_tags list_rules test_rule search_transactions get_transaction get_changes',
+    )
     expect(lines[1]).toMatch(/^pfk_key_\w+_\S+$/)
   })
 })

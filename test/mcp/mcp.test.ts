@@ -16,16 +16,31 @@ import { expectProblem, RATE_LIMIT_HEADERS, sendRaw, startTestServer, startUnthr
 setDefaultTimeout(30_000)
 
 const READ_SCOPES: Scope[] = ['me:read', 'accounts:read', 'transactions:read', 'categories:read', 'payees:read']
-const READ_TOOLS = ['get_context', 'list_accounts', 'list_categories', 'find_payees', 'list_tags', 'search_transactions', 'get_transaction', 'get_changes']
+const READ_TOOLS = [
+  'get_context',
+  'list_accounts',
+  'list_categories',
+  'find_payees',
+  'list_tags',
+  'list_rules',
+  'test_rule',
+  'search_transactions',
+  'get_transaction',
+  'get_changes',
+]
 const ALL_TOOLS = [
   ...READ_TOOLS,
+  'get_budget',
   'upsert_account',
   'upsert_category',
   'upsert_payee',
   'upsert_tag',
+  'upsert_rule',
   'upsert_transaction',
   'update_transaction',
   'import_transactions',
+  'set_budget',
+  'import_file',
   'delete_transaction',
   'archive_account',
 ]
@@ -133,13 +148,13 @@ afterAll(async () => {
 })
 
 describe('tools/list', () => {
-  test('a read-only key sees exactly the eight read tools; a full key all seventeen, in the stable order', async () => {
+  test('a read-only key sees exactly the read tools; a full key all of them, in the stable order', async () => {
     const readOnly = await server.key(owner.id, { scopes: READ_SCOPES })
     expect(await toolNames(server, readOnly.key)).toEqual(READ_TOOLS)
     const { tools } = await full.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(ALL_TOOLS)
     for (const tool of tools) {
-      expect(tool.annotations?.readOnlyHint).toBe(READ_TOOLS.includes(tool.name))
+      expect(tool.annotations?.readOnlyHint).toBe(READ_TOOLS.includes(tool.name) || tool.name === 'get_budget')
       expect(tool.annotations?.destructiveHint).toBe(tool.name === 'delete_transaction' || tool.name === 'archive_account')
       expect(tool.description?.length).toBeGreaterThan(20)
     }
@@ -148,17 +163,28 @@ describe('tools/list', () => {
   test('a tool is listed only when the key may call every route it runs', async () => {
     const writeOnly = await server.key(owner.id, { scopes: ['transactions:write'] })
     // delete_transaction reads the transaction for its plan: it needs transactions:read too.
-    expect(await toolNames(server, writeOnly.key)).toEqual(['upsert_tag', 'upsert_transaction', 'update_transaction', 'import_transactions'])
+    expect(await toolNames(server, writeOnly.key)).toEqual([
+      'upsert_tag',
+      'upsert_rule',
+      'upsert_transaction',
+      'update_transaction',
+      'import_transactions',
+      'import_file',
+    ])
     const readWrite = await server.key(owner.id, { scopes: ['transactions:read', 'transactions:write'] })
     expect(await toolNames(server, readWrite.key)).toEqual([
       'list_tags',
+      'list_rules',
+      'test_rule',
       'search_transactions',
       'get_transaction',
       'get_changes',
       'upsert_tag',
+      'upsert_rule',
       'upsert_transaction',
       'update_transaction',
       'import_transactions',
+      'import_file',
       'delete_transaction',
     ])
     const accounts = await server.key(owner.id, { scopes: ['accounts:read', 'accounts:write'] })
@@ -188,7 +214,7 @@ describe('tools/list', () => {
     expect(Object.keys(byName.delete_transaction.properties).sort()).toEqual(['confirmToken', 'transactionId'])
     expect(byName.delete_transaction.required).toEqual(['transactionId'])
     expect(Object.keys(byName.archive_account.properties).sort()).toEqual(['accountId', 'confirmToken'])
-    expect(Object.keys(byName.import_transactions.properties).sort()).toEqual(['confirmToken', 'ifDeleted', 'items'])
+    expect(Object.keys(byName.import_transactions.properties).sort()).toEqual(['applyRules', 'confirmToken', 'ifDeleted', 'items'])
     expect(byName.import_transactions.required).toEqual(['items'])
     expect(byName.update_transaction.required).toEqual(['transactionId'])
     expect(byName.search_transactions.properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 })
@@ -205,6 +231,7 @@ describe('tools/list', () => {
       'upsert_transaction',
       'update_transaction',
       'import_transactions',
+      'import_file',
       'search_transactions',
       'get_context',
       'get_changes',

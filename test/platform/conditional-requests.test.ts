@@ -38,6 +38,13 @@ const KINDS: Kind[] = [
   { name: 'payee', path: '/v1/payees', create: () => ({ name: `Shop ${crypto.randomUUID()}` }), patch: { isMerchant: true }, deletes: 'none' },
   { name: 'tag', path: '/v1/tags', create: () => ({ name: `Trip ${crypto.randomUUID()}` }), patch: { color: '#123456' }, deletes: 'archives' },
   {
+    name: 'rule',
+    path: '/v1/rules',
+    create: () => ({ name: 'Coffee', conditions: [{ field: 'note', op: 'contains', value: 'coffee' }], actions: [{ set: 'note', value: 'coffee' }] }),
+    patch: { priority: 5 },
+    deletes: 'removes',
+  },
+  {
     name: 'transaction',
     path: '/v1/transactions',
     create: () => ({ accountId, amount: 12.5, date: '2026-11-21', payeeName: 'Bakery', tagNames: ['Food'] }),

@@ -10,7 +10,7 @@ import { serverWithOwner } from '../support/harness.ts'
  * included, is its creation); a write that changes it moves it on, one that changes nothing does
  * not; a change that follows from another write (a balance, a payee's totals, a category's path
  * or type) moves it too, exactly where the change feed reports the object. Files from before
- * migration 0011 get the time of each row's latest change the feed knew, never before its
+ * migration 0010 get the time of each row's latest change the feed knew, never before its
  * creation.
  */
 
@@ -113,13 +113,13 @@ describe('changes', () => {
   })
 })
 
-describe('an owner file from before migration 0011', () => {
+describe('an owner file from before migration 0010', () => {
   test('gets each row’s latest change the feed knew, its createdAt where there was none; system categories their fixed value', async () => {
     const made = await server.owner({ country: 'PT' })
     server.platform.tenants.evict(made.id)
     const path = server.platform.tenants.pathFor(made.id)
     for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true })
-    const before = migrations.findIndex((m) => m.tag === '0011_updated_at')
+    const before = migrations.findIndex((m) => m.tag === '0010_updated_at')
     expect(before).toBeGreaterThan(0)
     const t0 = Date.now() - 86_400_000
     let changedAt = 0

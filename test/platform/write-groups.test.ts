@@ -93,6 +93,22 @@ describe('one turn, one commit', () => {
   })
 })
 
+describe('a write that runs alone (RouteDef.alone)', () => {
+  test('it commits in a transaction of its own, in its place: the writes before and after it group among themselves', async () => {
+    const order = await Promise.all([
+      groups.run(ownerId, insert('a')),
+      groups.run(ownerId, insert('b')),
+      groups.run(ownerId, insert('big'), { alone: true }),
+      groups.run(ownerId, insert('c')),
+      groups.run(ownerId, insert('d')),
+    ])
+    expect(order).toEqual(['a', 'b', 'big', 'c', 'd'])
+    expect(committedNames()).toEqual(['a', 'b', 'big', 'c', 'd'])
+    // a+b share a commit, c+d share another; the big one had its own (without it: one group of five).
+    expect(groups.groupedCommits).toBe(2)
+  })
+})
+
 describe('failures inside a group', () => {
   test('a refusal (ApiError) after some of its statements ran undoes that write alone; the others commit together', async () => {
     const refusal = new ApiError('rule_violation', 'item 2 breaks a rule')

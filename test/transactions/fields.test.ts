@@ -28,7 +28,9 @@ describe('transaction fields', () => {
       },
     })
     expect(res.status).toBe(201)
-    expect(Object.keys(res.json)).toEqual(['data'])
+    // rulesApplied is null: the write did not ask for rules (CONTRACT §23).
+    expect(res.json.rulesApplied).toBeNull()
+    expect(Object.keys(res.json)).toEqual(['data', 'rulesApplied'])
     const txn = res.json.data
     expect(Object.keys(txn).sort()).toEqual([...TXN_FIELDS].sort())
     expect(txn.id).toMatch(/^txn_/)
@@ -46,6 +48,7 @@ describe('transaction fields', () => {
       amount: 12.9,
       date: '2026-11-21',
       note: 'weekly shop',
+      originalDescription: null,
       time: '14:30',
       isTransfer: false,
       transferToAccountId: null,
@@ -92,6 +95,7 @@ describe('transaction fields', () => {
       amount: 1,
       date: '2024-02-29',
       note: null,
+      originalDescription: null,
       time: null,
       isTransfer: false,
       transferToAccountId: null,

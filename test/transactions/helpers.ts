@@ -15,6 +15,7 @@ export const TXN_FIELDS = [
   'amount',
   'date',
   'note',
+  'originalDescription',
   'time',
   'isTransfer',
   'transferToAccountId',

@@ -18,7 +18,7 @@ describe('upsert', () => {
     const body = { externalId: 'bank-tx-1', accountId: a.id, amount: 10, date: '2026-01-01', note: 'first' }
     const created = await server.request('POST', '/v1/transactions/upsert', { key: owner.key, body })
     expect(created.status).toBe(201)
-    expect(Object.keys(created.json).sort()).toEqual(['data', 'operation'])
+    expect(Object.keys(created.json).sort()).toEqual(['data', 'operation', 'rulesApplied'])
     expect(created.json.operation).toBe('created')
     expect(created.headers.get('location')).toBe(`/v1/transactions/${created.json.data.id}`)
     expect(created.json.data).toMatchObject({ externalId: 'bank-tx-1', amount: 10, note: 'first' })

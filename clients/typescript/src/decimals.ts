@@ -6,7 +6,21 @@
  */
 
 /** The JSON keys that hold money or a rate, at any depth of a body. */
-export const MONEY_FIELDS = ['amount', 'balance', 'destinationAmount', 'totalSpent', 'exchangeRate'] as const
+export const MONEY_FIELDS = [
+  'amount',
+  'balance',
+  'destinationAmount',
+  'totalSpent',
+  'exchangeRate',
+  // Budgets (CONTRACT §27).
+  'planned',
+  'spent',
+  'remaining',
+  'plannedExpense',
+  'spentExpense',
+  'plannedIncome',
+  'receivedIncome',
+] as const
 export type MoneyField = (typeof MONEY_FIELDS)[number]
 
 const MONEY = new Set<string>(MONEY_FIELDS)

@@ -1,7 +1,7 @@
 /**
  * @pfin/client — a typed client for the pfin API.
  *
- * The typed `GET`/`POST`/`PATCH`/`DELETE` are openapi-fetch over the types generated from
+ * The typed `GET`/`POST`/`PUT`/`PATCH`/`DELETE` are openapi-fetch over the types generated from
  * pfin's /openapi.json (src/schema.ts). This file adds only what a generator cannot: an
  * Idempotency-Key on every write that is reused by the client's own retries, bounded retries
  * that honour Retry-After, typed problem errors, paging and change-feed iterators, and exact
@@ -30,7 +30,7 @@ export interface PfinClientOptions<Exact extends boolean = false> {
   /** Retries of one request: a count (default 3; 0 = off) or finer options. */
   retries?: number | RetryOptions
   /**
-   * Money fields (`MONEY_FIELDS`: amount, balance, destinationAmount, totalSpent, exchangeRate)
+   * Money fields (`MONEY_FIELDS`: amount, balance, destinationAmount, totalSpent, exchangeRate, and a budget's figures)
    * are read as exact decimal strings and may be sent as strings. Default false (numbers).
    */
   exactDecimals?: Exact
@@ -40,7 +40,7 @@ export interface PfinClientOptions<Exact extends boolean = false> {
   onRetry?: (event: RetryEvent) => void
 }
 
-type HttpMethod = 'get' | 'post' | 'patch' | 'delete'
+type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete'
 type OperationOf<P, Path extends keyof P, M extends HttpMethod> = P[Path] extends { [K in M]: infer O } ? O : never
 type PathsWith<P, M extends HttpMethod> = { [K in keyof P]: P[K] extends { [X in M]: object } ? K : never }[keyof P]
 // biome-ignore lint/complexity/noBannedTypes: `{} extends Pick<T, K>` is the test for an optional key
@@ -92,6 +92,8 @@ export interface ChangeFeed<Exact extends boolean = false> extends AsyncIterable
 export interface BatchOptions {
   dryRun?: boolean
   ifDeleted?: 'recreate' | 'skip'
+  /** Run the owner's rules on each item; each result then carries `rulesApplied` (CONTRACT §23). */
+  applyRules?: boolean
   /** Default: a fresh key, reused by the client's retries. */
   idempotencyKey?: string
   signal?: AbortSignal
@@ -101,11 +103,13 @@ export interface PfinClient<Exact extends boolean = false> {
   /** openapi-fetch's typed methods: resolve to `{ data, error, response }`, never throw for an HTTP status. */
   GET: Client<ClientPaths<Exact>>['GET']
   POST: Client<ClientPaths<Exact>>['POST']
+  PUT: Client<ClientPaths<Exact>>['PUT']
   PATCH: Client<ClientPaths<Exact>>['PATCH']
   DELETE: Client<ClientPaths<Exact>>['DELETE']
   /** The same, resolving to the response body, or throwing PfinError. */
   get: BodyMethod<ClientPaths<Exact>, 'get'>
   post: BodyMethod<ClientPaths<Exact>, 'post'>
+  put: BodyMethod<ClientPaths<Exact>, 'put'>
   patch: BodyMethod<ClientPaths<Exact>, 'patch'>
   delete: BodyMethod<ClientPaths<Exact>, 'delete'>
   /** Every item of a list route, page after page (following `nextCursor`). */
@@ -117,7 +121,7 @@ export interface PfinClient<Exact extends boolean = false> {
   changes(options?: ChangesOptions): ChangeFeed<Exact>
   transactions: {
     /** `POST /v1/transactions/batch`: 1–500 upserts, all or nothing (or a dry run). */
-    batch(items: Model<'TransactionUpsert', Exact>[], options?: BatchOptions): Promise<Model<'TransactionBatchResponse', Exact>>
+    batch(items: Model<'TransactionBatchItem', Exact>[], options?: BatchOptions): Promise<Model<'TransactionBatchResponse', Exact>>
   }
   /** The underlying openapi-fetch client (middleware: `raw.use(…)`). */
   raw: Client<ClientPaths<Exact>>
@@ -146,12 +150,12 @@ export function createPfinClient<const Exact extends boolean = false>(options: P
   })
   // Internal calls go through an untyped view; the public signatures above carry the types.
   const call = raw as unknown as Record<
-    'GET' | 'POST' | 'PATCH' | 'DELETE',
+    'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     // biome-ignore lint/suspicious/noExplicitAny: see above
     (url: string, init?: any) => Promise<{ data?: any; error?: any; response: Response }>
   >
   const bodyOf =
-    (method: 'GET' | 'POST' | 'PATCH' | 'DELETE') =>
+    (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE') =>
     // biome-ignore lint/suspicious/noExplicitAny: see above
     async (url: string, init?: any) =>
       unwrap(await call[method](url, init))
@@ -197,10 +201,12 @@ export function createPfinClient<const Exact extends boolean = false>(options: P
   return {
     GET: raw.GET,
     POST: raw.POST,
+    PUT: raw.PUT,
     PATCH: raw.PATCH,
     DELETE: raw.DELETE,
     get: bodyOf('GET') as never,
     post: bodyOf('POST') as never,
+    put: bodyOf('PUT') as never,
     patch: bodyOf('PATCH') as never,
     delete: bodyOf('DELETE') as never,
     paginate: paginate as never,
@@ -213,6 +219,7 @@ export function createPfinClient<const Exact extends boolean = false>(options: P
             items,
             ...(batchOptions.dryRun === undefined ? {} : { dryRun: batchOptions.dryRun }),
             ...(batchOptions.ifDeleted === undefined ? {} : { ifDeleted: batchOptions.ifDeleted }),
+            ...(batchOptions.applyRules === undefined ? {} : { applyRules: batchOptions.applyRules }),
           },
           signal: batchOptions.signal,
         }),

@@ -46,19 +46,20 @@ export function retryOptions(option: number | RetryOptions | undefined): Require
   return merged
 }
 
-const WRITES = new Set(['POST', 'PATCH'])
+/** Writes given a key: POST and PATCH need one, and a PUT's (optional) key makes its retry a replay too. */
+const WRITES = new Set(['POST', 'PATCH', 'PUT'])
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /**
- * The fetch that openapi-fetch calls: it gives every POST and PATCH an Idempotency-Key unless
+ * The fetch that openapi-fetch calls: it gives every POST, PATCH and PUT an Idempotency-Key unless
  * the caller set one, and retries with that same key, so a retry never writes twice.
  *
  * Retried, within `retries`:
  * - 429 (any method; a 429 ran nothing), after `Retry-After`;
  * - 409 `idempotency_key_in_progress` (the same key is still running), after `Retry-After`;
  * - 503 (any method: the owner's data could not be opened, nothing ran), 500, 502 and 504
- *   (GET/HEAD and keyed POST/PATCH only), after backoff or `Retry-After`;
- * - a network error (GET/HEAD and keyed POST/PATCH only), after backoff.
+ *   (GET/HEAD and keyed POST/PATCH/PUT only), after backoff or `Retry-After`;
+ * - a network error (GET/HEAD and keyed POST/PATCH/PUT only), after backoff.
  * A DELETE carries no key, so it is retried only when the server says it ran nothing (429, 503).
  */
 export function createTransport(options: TransportOptions): FetchLike {

@@ -67,4 +67,4 @@ export type ChangesPage<Exact extends boolean = false> = Model<'ChangesResponse'
 /** One change of the feed. */
 export type Change<Exact extends boolean = false> = Model<'Change', Exact>
 /** What `GET /v1/changes?resources=` takes. */
-export type ChangeResource = 'accounts' | 'categories' | 'payees' | 'transactions'
+export type ChangeResource = 'accounts' | 'categories' | 'payees' | 'transactions' | 'tags' | 'budgets'

@@ -113,6 +113,10 @@ export class ControlStore {
       .run()
   }
 
+  setScopes(id: string, scopes: string[]): void {
+    this.db.update(apiKeys).set({ scopes }).where(eq(apiKeys.id, id)).run()
+  }
+
   /** Records that `id` was rotated: `by` is its replacement. */
   setReplacedBy(id: string, by: string): void {
     this.db.update(apiKeys).set({ replacedBy: by }).where(eq(apiKeys.id, id)).run()

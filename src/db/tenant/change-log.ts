@@ -1,4 +1,4 @@
-import type { changeLog } from './schema.ts'
+import { changeLog } from './schema.ts'
 import type { Tenant } from './tenant.ts'
 
 /**
@@ -56,8 +56,12 @@ export function lastSeq(tenant: Tenant): number {
   return Number(row?.seq ?? 0)
 }
 
-/** How many kinds of entity the feed records: asking for all of them walks the feed itself. */
-const EVERY_KIND = 5
+/**
+ * Every kind of entity the feed records, from the table's own list: asking for all of them walks
+ * the feed itself. A hand-kept count fell behind once (6 while the feed had 8 kinds), and a key
+ * that may read exactly that many kinds would have been given every kind's changes.
+ */
+const EVERY_KIND: readonly ChangeResource[] = changeLog.resource.enumValues
 
 /**
  * Up to `limit` changes after `after`, in seq order, of the given kinds. One kind (or a few)
@@ -65,7 +69,7 @@ const EVERY_KIND = 5
  * however many changes of other kinds there are.
  */
 export function changesAfter(tenant: Tenant, after: number, limit: number, kinds: readonly ChangeResource[]): ChangeRow[] {
-  if (kinds.length === EVERY_KIND) {
+  if (EVERY_KIND.every((kind) => kinds.includes(kind))) {
     return tenant.sqlite
       .query<RawChange, [number, number]>(`SELECT ${COLUMNS} FROM change_log WHERE seq > ? ORDER BY seq LIMIT ?`)
       .all(after, limit)
@@ -92,12 +96,12 @@ export function recordCategoryChanges(tenant: Tenant, ids: readonly string[]): v
 }
 
 /** The tables whose rows carry `updatedAt` (CONTRACT §25). */
-export type UpdatedTable = 'accounts' | 'categories' | 'payees' | 'tags' | 'transactions'
+export type UpdatedTable = 'accounts' | 'categories' | 'payees' | 'tags' | 'rules' | 'transactions'
 
 /**
  * Ends the write that created `id`: everything that write did to it (its legs, its tags) is its
  * creation, so its `updatedAt` is its `createdAt`, as a client that shows "edited" expects. The
- * feed's trigger (migration 0011) had moved it to the time of each of those steps.
+ * feed's trigger (migration 0010) had moved it to the time of each of those steps.
  */
 export function settleCreated(tenant: Tenant, table: UpdatedTable, id: string): void {
   tenant.sqlite.query<unknown, [string]>(`UPDATE ${table} SET updated_at = created_at WHERE id = ? AND updated_at <> created_at`).run(id)

@@ -5,6 +5,7 @@ import { migrations } from '../../../drizzle/tenant/manifest.ts'
 import { isId } from '../ids.ts'
 import { isDiskFull } from '../failures.ts'
 import { openDatabase } from '../sqlite.ts'
+import { CheckedFiles } from './checked-files.ts'
 import { DEFAULT_OWNER_LIMITS, DEFAULT_TOMBSTONE_RETENTION_MS, type OwnerLimits, Tenant } from './tenant.ts'
 
 /**
@@ -45,6 +46,7 @@ export class TenantUnavailableError extends Error {
  */
 export class TenantRegistry {
   private readonly open = new Map<string, Tenant>()
+  private readonly checked = new CheckedFiles()
   readonly dir: string
   private readonly pragmas: readonly string[]
 
@@ -115,22 +117,27 @@ export class TenantRegistry {
     return tenant
   }
 
+  /** Closes the least recently used owners; their files were fine, so reopening them skips the check while they stay as left. */
   private shrinkTo(size: number): void {
     while (this.open.size > size) {
       const [oldestId] = this.open.keys()
-      this.evict(oldestId as string)
+      this.close(oldestId as string, true)
     }
   }
 
   /**
-   * Opens, checks (`quick_check`) and migrates the file. A failure is not cached: the next
-   * request tries again, so the owner recovers once the cause (descriptors, a restored file) is gone.
+   * Opens, checks (`quick_check`) and migrates the file; the check is skipped for a file this
+   * process checked and closed itself and that nothing has changed since (`CheckedFiles`). A
+   * failure is not cached: the next request tries again, so the owner recovers once the cause
+   * (descriptors, a restored file) is gone.
    */
   private openFile(ownerId: string, existing: boolean) {
     const path = this.pathFor(ownerId)
     try {
       if (existing && !existsSync(path)) throw new Error('the file is missing')
-      return openDatabase(path, { synchronous: 'FULL', migrations, verify: true, pragmas: this.pragmas, existing })
+      const verify = !this.checked.unchangedSinceChecked(path)
+      this.checked.forget(path)
+      return openDatabase(path, { synchronous: 'FULL', migrations, verify, pragmas: this.pragmas, existing })
     } catch (error) {
       if (isDiskFull(error)) throw error
       throw new TenantUnavailableError(ownerId, path, error instanceof Error ? error.message : String(error))
@@ -139,13 +146,20 @@ export class TenantRegistry {
 
   /** Closes an owner's database after a storage error, so the next request opens and checks it afresh. */
   evict(ownerId: string): void {
+    this.close(ownerId, false)
+  }
+
+  private close(ownerId: string, clean: boolean): void {
     const tenant = this.open.get(ownerId)
     if (!tenant) return
     this.open.delete(ownerId)
+    const path = this.pathFor(ownerId)
     try {
       tenant.close()
+      if (clean) this.checked.remember(path)
     } catch {
-      // A damaged connection may fail to close cleanly; it is dropped either way.
+      // A damaged connection may fail to close cleanly; it is dropped either way, and checked when next opened.
+      this.checked.forget(path)
     }
   }
 

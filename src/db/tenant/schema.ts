@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { type AnySQLiteColumn, index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { type AnySQLiteColumn, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import { flag, int, json, money, storedResponseColumns, updatedAt } from '../columns.ts'
 
 /**
@@ -129,6 +129,8 @@ export const transactions = sqliteTable(
     amount: money('amount').notNull(),
     date: text('date').notNull(),
     note: text('note'),
+    /** The bank's own text for the transaction, kept as imported (CONTRACT §23); read-only once written except by upsert. */
+    originalDescription: text('original_description'),
     time: text('time'),
     isTransfer: flag('is_transfer').notNull(),
     transferToAccountId: text('transfer_to_account_id').references(() => accounts.id),
@@ -148,6 +150,8 @@ export const transactions = sqliteTable(
     index('transactions_transfer_to_idx').on(t.transferToAccountId, t.date, t.createdAt, t.id).where(sql`transfer_to_account_id IS NOT NULL`),
     index('transactions_category_idx').on(t.categoryId, t.date, t.createdAt, t.id),
     index('transactions_payee_idx').on(t.payeeId, t.date, t.createdAt, t.id),
+    // transactions_budget_idx, on the month (substr(date, 1, 7)) and what a budget sums by, is
+    // written by hand in migration 0012_budgets: drizzle-kit cannot write an index on an expression.
   ],
 )
 
@@ -175,6 +179,7 @@ export const transactionSplits = sqliteTable(
     uniqueIndex('transaction_splits_order_idx').on(t.transactionId, t.position),
     index('transaction_splits_category_idx').on(t.categoryId, t.date, t.createdAt, t.transactionId).where(sql`category_id IS NOT NULL`),
     index('transaction_splits_payee_idx').on(t.payeeId, t.date, t.createdAt, t.transactionId).where(sql`payee_id IS NOT NULL`),
+    // transaction_splits_budget_idx, the month's legs for its budget: by hand in migration 0012_budgets.
   ],
 )
 
@@ -218,6 +223,80 @@ export const transactionTags = sqliteTable(
 )
 
 /**
+ * Rules that fill in transactions (CONTRACT §23): conditions and actions are JSON, money in
+ * them as integer strings of 10⁻⁸ units. They run in `(priority, created_at, id)` order, the
+ * order the list shows them in, so one index serves both.
+ */
+export type StoredCondition = { field: string; op: string; value: string | string[] | null; valueTo: string | null }
+export type StoredAction = { set: string; value: string | string[] }
+
+export const rules = sqliteTable(
+  'rules',
+  {
+    id: text('id').primaryKey(),
+    externalId: text('external_id'),
+    name: text('name').notNull(),
+    priority: int('priority').notNull(),
+    isActive: flag('is_active').notNull(),
+    match: text('match', { enum: ['all', 'any'] }).notNull(),
+    conditions: json<StoredCondition[]>('conditions').notNull(),
+    actions: json<StoredAction[]>('actions').notNull(),
+    stopProcessing: flag('stop_processing').notNull(),
+    createdAt: int('created_at').notNull(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('rules_external_id_idx').on(t.externalId), index('rules_order_idx').on(t.priority, t.createdAt, t.id)],
+)
+
+/**
+ * A month's budget (CONTRACT §27), `YYYY-MM`: the currency its planned amounts are in. Made by
+ * the month's first plan and kept; a month with no planned amount takes the owner's
+ * `defaultCurrency` again at its next write.
+ */
+export const budgets = sqliteTable('budgets', {
+  month: text('month').primaryKey(),
+  currency: text('currency').notNull(),
+})
+
+/** One planned amount of a month, by category; an amount of 0 is no row. */
+export const budgetLines = sqliteTable(
+  'budget_lines',
+  {
+    month: text('month')
+      .notNull()
+      .references(() => budgets.month),
+    categoryId: text('category_id')
+      .notNull()
+      .references(() => categories.id),
+    planned: money('planned').notNull(),
+    note: text('note'),
+  },
+  (t) => [primaryKey({ columns: [t.month, t.categoryId] })],
+)
+
+/**
+ * How to read a bank's CSV export (CONTRACT §24): the columns and conventions of one layout,
+ * saved once and named by `presetId` on each import. Nulls mean "detect it from the file".
+ */
+export const importPresets = sqliteTable(
+  'import_presets',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    delimiter: text('delimiter'),
+    headerRow: flag('header_row').notNull(),
+    skipRows: int('skip_rows').notNull(),
+    skipFooterRows: int('skip_footer_rows'),
+    decimalSeparator: text('decimal_separator', { enum: ['.', ','] }),
+    dateFormat: text('date_format'),
+    amountPositiveIs: text('amount_positive_is', { enum: ['income', 'expense'] }).notNull(),
+    columns: json<Record<string, string | number> | null>('columns'),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [index('import_presets_created_idx').on(t.createdAt, t.id)],
+)
+
+/**
  * The idempotency keys whose writes this file holds, written in the same transaction as
  * the write itself: a retry after a crash finds its response here and never writes twice.
  */
@@ -241,7 +320,7 @@ export const changeLog = sqliteTable(
   'change_log',
   {
     seq: integer('seq').primaryKey({ autoIncrement: true }),
-    resource: text('resource', { enum: ['account', 'category', 'payee', 'transaction', 'tag'] }).notNull(),
+    resource: text('resource', { enum: ['account', 'category', 'payee', 'transaction', 'tag', 'rule', 'budget', 'import_preset'] }).notNull(),
     entityId: text('entity_id').notNull(),
     op: text('op', { enum: ['upsert', 'delete'] }).notNull(),
     changedAt: int('changed_at').notNull(),

@@ -17,9 +17,10 @@ export interface OwnerLimits {
   categories: number
   payees: number
   tags: number
+  rules: number
 }
 
-export const DEFAULT_OWNER_LIMITS: OwnerLimits = { quotaBytes: 1024 * 1024 * 1024, accounts: 1_000, categories: 1_000, payees: 20_000, tags: 5_000 }
+export const DEFAULT_OWNER_LIMITS: OwnerLimits = { quotaBytes: 1024 * 1024 * 1024, accounts: 1_000, categories: 1_000, payees: 20_000, tags: 5_000, rules: 200 }
 
 /** SQLite's default page cache (2 MiB), and an importing owner's until it goes idle (8 MiB). */
 const PAGE_CACHE = { usual: -2000, importing: -8192 }

@@ -4,9 +4,12 @@ import { ApiError } from '../../platform/errors.ts'
 import { defineRoute } from '../../platform/route.ts'
 import type { Scope } from '../../platform/scopes.ts'
 import { findAccount, toAccount } from '../accounts/queries.ts'
+import { type BudgetOwner, getPlan } from '../budgets/service.ts'
 import { findCategory } from '../categories/queries.ts'
+import { findPreset, toPreset } from '../imports/preset-queries.ts'
 import { categoryMapper } from '../categories/service.ts'
 import { findPayee, toPayee } from '../payees/queries.ts'
+import { findRule, toRule } from '../rules/queries.ts'
 import { findTag, toTag } from '../tags/queries.ts'
 import { findTransactionView, toTransaction } from '../transactions/queries.ts'
 import { decodeFeedCursor, encodeFeedCursor } from './cursor.ts'
@@ -19,6 +22,11 @@ const READ_SCOPE: Record<FeedResource, Scope> = {
   transactions: 'transactions:read',
   // Tags are labels on transactions: whoever reads transactions reads them (CONTRACT §22).
   tags: 'transactions:read',
+  // Rules fill in transactions: the same (CONTRACT §23).
+  rules: 'transactions:read',
+  budgets: 'budgets:read',
+  // Import presets are how transactions are read from files: the transaction scopes (CONTRACT §24).
+  import_presets: 'transactions:read',
 }
 
 /** The kinds a request reads: those it names (each must be readable), or every readable one. */
@@ -37,7 +45,7 @@ function kindsToRead(scopes: readonly Scope[], named: string | undefined): FeedR
 }
 
 /** Each change with its object as it is now; a category's depth and fullName need the tree, read once. */
-function withData(tenant: Tenant, rows: ChangeRow[]): ChangeOut[] {
+function withData(tenant: Tenant, owner: BudgetOwner, rows: ChangeRow[]): ChangeOut[] {
   let category: ReturnType<typeof categoryMapper> | undefined
   const out: ChangeOut[] = []
   for (const row of rows) {
@@ -56,6 +64,14 @@ function withData(tenant: Tenant, rows: ChangeRow[]): ChangeOut[] {
       } else if (row.resource === 'tag') {
         const found = findTag(tenant, row.entityId)
         data = found ? toTag(found) : null
+      } else if (row.resource === 'rule') {
+        const found = findRule(tenant, row.entityId)
+        data = found ? toRule(found) : null
+      } else if (row.resource === 'budget') {
+        data = getPlan(tenant, row.entityId, owner)
+      } else if (row.resource === 'import_preset') {
+        const found = findPreset(tenant, row.entityId)
+        data = found ? toPreset(found) : null
       } else {
         const found = findTransactionView(tenant, row.entityId)
         data = found ? toTransaction(found) : null
@@ -78,7 +94,7 @@ export const changeRoutes = [
       'A 410 `cursor_expired` means the feed can no longer say what changed since that cursor (tombstones purged, or a restore): resync by calling without a cursor. ' +
       'Only the kinds the key may read are returned.',
     tag: 'Sync',
-    scopes: ['accounts:read', 'categories:read', 'payees:read', 'transactions:read'],
+    scopes: ['accounts:read', 'categories:read', 'payees:read', 'transactions:read', 'budgets:read'],
     scopesNeeded: 'any',
     query: ChangesQuery,
     response: ChangesResponse,
@@ -97,7 +113,7 @@ export const changeRoutes = [
         const page = rows.slice(0, limit)
         // At the end, resume from the newest change of any kind: nothing readable lies between.
         const resumeAt = hasMore ? (page[page.length - 1] as ChangeRow).seq : Math.max(after, lastSeq(tenant))
-        return { data: withData(tenant, page), nextCursor: encodeFeedCursor(ownerId, state, resumeAt), hasMore }
+        return { data: withData(tenant, auth.subject, page), nextCursor: encodeFeedCursor(ownerId, state, resumeAt), hasMore }
       })
       return { status: 200, body }
     },

@@ -8,8 +8,8 @@ import { problemBody } from '../../platform/errors.ts'
 import { Issues } from '../../platform/issues.ts'
 import { decodeJsonVerbatim } from '../../platform/json.ts'
 import { withoutKeys } from '../../platform/number-sources.ts'
-import { type Invocation, invoke } from '../../platform/invoke.ts'
-import type { AnyRoute } from '../../platform/route.ts'
+import { type Invocation, invoke, invokePrepared } from '../../platform/invoke.ts'
+import { type AnyRoute, isWriteMethod } from '../../platform/route.ts'
 import { mayCall } from '../../platform/scopes.ts'
 import { addIssues, describeError } from '../../platform/validation.ts'
 import { TransactionBatchEnvelope } from '../transactions/batch-model.ts'
@@ -50,12 +50,14 @@ export interface ToolSpec {
   checked?: TSchema
   readOnly: boolean
   destructive: boolean
-  run(call: ToolCall, args: Record<string, unknown>): ToolResult
+  run(call: ToolCall, args: Record<string, unknown>): ToolResult | Promise<ToolResult>
 }
 
 const SIGN_CONVENTION = 'Amounts are exact decimals (up to 8 places): a positive amount is an expense (money out of the account), a negative amount is income.'
 const SPLITS_AND_TAGS =
   'To split one transaction across categories (a receipt of groceries and household), send `splits`: 2 to 100 legs `{amount, categoryId?, payeeId?, payeeName?, note?}` whose amounts sum exactly to the transaction’s `amount` (a leg may be 0 or of the opposite sign, a refund inside a purchase); do not send `categoryId` with them. `splits: []` unsplits; leaving `splits` out keeps the legs, and then `amount` cannot change: send `amount` and `splits` together. A transfer cannot be split. Label with `tagIds` (your tags) or `tagNames` (found by name or created), up to 20, not both; a list replaces the tags, `[]` clears them.'
+const RULES_NOTE =
+  'With applyRules: true the owner’s rules fill in what the items leave out (never a field you send) and each result lists the rules that matched in rulesApplied.'
 const LIST_DEFAULTS = { defaults: { limit: 50 } }
 const LIST_NOTE = 'Returns at most `limit` items (default 50) and a `nextCursor`; pass it back as `cursor` for the next page while `hasMore` is true.'
 
@@ -87,7 +89,10 @@ function bodyOf(args: Record<string, unknown>, params: TSchema | undefined): Rec
 }
 
 function run(call: ToolCall, route: AnyRoute, invocation: Invocation): ToolResult {
-  const outcome = invoke(call.platform, route, call.state, call.auth, invocation)
+  return resultOf(invoke(call.platform, route, call.state, call.auth, invocation))
+}
+
+function resultOf(outcome: ReturnType<typeof invoke>): ToolResult {
   // Verbatim: an 18-digit balance reaches the agent as REST wrote it, not rounded to a double.
   const body = decodeJsonVerbatim(outcome.body) as Record<string, unknown>
   // What REST says in a header an agent sees in the result: the context's feed position.
@@ -114,18 +119,18 @@ function direct(
   operationId: string,
   title: string,
   description: string,
-  /** Query values used when the agent sends none (list tools: `limit` 50). */
-  options: { defaults?: Record<string, unknown> } = {},
+  /** Query values used when the agent sends none (list tools: `limit` 50); `readOnly` for a POST that writes nothing (test_rule). */
+  options: { defaults?: Record<string, unknown>; readOnly?: boolean } = {},
 ): ToolSpec {
   const route = routeOf(routes, operationId)
-  const isWrite = route.method === 'POST' || route.method === 'PATCH'
+  const isWrite = isWriteMethod(route.method)
   return {
     name,
     title,
     description,
     routes: [route],
     input: withDefaults(merged(route.params, route.query, route.body), options.defaults ?? {}),
-    readOnly: route.method === 'GET',
+    readOnly: options.readOnly ?? route.method === 'GET',
     destructive: false,
     run(call, args) {
       const query = pick(args, route.query)
@@ -196,22 +201,36 @@ function importTool(routes: readonly AnyRoute[]): ToolSpec {
   return {
     name: 'import_transactions',
     title: 'Import transactions (dry run, then confirm)',
-    description: `Upserts up to 500 transactions by your externalId, all or nothing. ${SIGN_CONVENTION} Each item may carry splits and tags as upsert_transaction says. Without confirmToken this is a dry run: it reports what each item would do (created, updated, unchanged, skipped_deleted) or its errors, writes nothing, and returns a confirmToken when every item passes. Call again with the same items and that confirmToken to import.`,
+    description: `Upserts up to 500 transactions by your externalId, all or nothing. ${SIGN_CONVENTION} Each item may carry splits and tags as upsert_transaction says. Without confirmToken this is a dry run: it reports what each item would do (created, updated, unchanged, skipped_deleted) or its errors, writes nothing, and returns a confirmToken when every item passes. Call again with the same items and that confirmToken to import. ${RULES_NOTE}`,
     routes: [route],
     input: t.Object(
-      { items: properties.items as TSchema, ifDeleted: properties.ifDeleted as TSchema, confirmToken: ConfirmToken },
+      {
+        items: properties.items as TSchema,
+        ifDeleted: properties.ifDeleted as TSchema,
+        applyRules: properties.applyRules as TSchema,
+        confirmToken: ConfirmToken,
+      },
       { additionalProperties: false },
     ),
     checked: t.Object(
-      { items: TransactionBatchEnvelope.properties.items, ifDeleted: properties.ifDeleted as TSchema, confirmToken: ConfirmToken },
+      {
+        items: TransactionBatchEnvelope.properties.items,
+        ifDeleted: properties.ifDeleted as TSchema,
+        applyRules: properties.applyRules as TSchema,
+        confirmToken: ConfirmToken,
+      },
       { additionalProperties: false },
     ),
     readOnly: false,
     destructive: false,
     run(call, args) {
       const { confirmToken, ...rest } = args
-      // `ifDeleted: "recreate"` is the default, spelt out or not: the same import either way.
-      const batch = { items: rest.items, ...(rest.ifDeleted === undefined || rest.ifDeleted === 'recreate' ? {} : { ifDeleted: rest.ifDeleted }) }
+      // `ifDeleted: "recreate"` and `applyRules: false` are the defaults, spelt out or not: the same import either way.
+      const batch = {
+        items: rest.items,
+        ...(rest.ifDeleted === undefined || rest.ifDeleted === 'recreate' ? {} : { ifDeleted: rest.ifDeleted }),
+        ...(rest.applyRules === undefined || rest.applyRules === false ? {} : { applyRules: rest.applyRules }),
+      }
       const digest = new Bun.CryptoHasher('sha256').update(canonicalJson(batch)).digest('base64url')
       const ownerId = call.auth.subject.id
       // What the dry run reported holds for the ledger as it was: any change since (this very
@@ -236,6 +255,63 @@ function importTool(routes: readonly AnyRoute[]): ToolSpec {
   }
 }
 
+/**
+ * import_file: a bank statement file through the import route (CONTRACT §24), a dry run first
+ * (with a token when every row passes and the dates are not ambiguous), the real import only
+ * with that token, as import_transactions.
+ */
+function importFileTool(routes: readonly AnyRoute[]): ToolSpec {
+  const route = routeOf(routes, 'importStatement')
+  const body = (route.body as { properties: Record<string, TSchema> }).properties
+  const { dryRun: _dryRun, ...options } = body
+  const input = t.Object(
+    { ...(route.params as { properties: Record<string, TSchema> }).properties, ...options, confirmToken: ConfirmToken },
+    { additionalProperties: false },
+  )
+  return {
+    name: 'import_file',
+    title: 'Import a bank statement file (dry run, then confirm)',
+    description: `Imports a bank's statement file (CSV, OFX/QFX, QIF or camt.053; up to 5,000 rows) into one account: send its text as \`content\` (or its bytes as \`contentBase64\`). ${SIGN_CONVENTION} Rows are matched by ids made from the bank's own, so importing a file again, or an overlapping one, changes nothing twice. Without confirmToken this is a dry run: it shows how each row was read (date, amount, payee), what it would do (created, updated, unchanged, skipped_deleted, duplicate_in_file) or its errors, writes nothing, and returns a confirmToken when every row passes and the dates are not ambiguous (else send dateFormat). Call again with the same arguments and that confirmToken to import.`,
+    routes: [route],
+    input,
+    readOnly: false,
+    destructive: false,
+    async run(call, args) {
+      const { confirmToken, accountId, ...rest } = args
+      const params = { accountId: typeof accountId === 'string' ? accountId : '' }
+      const request = withoutKeys(args, new Set(['confirmToken', 'accountId']))
+      const digest = new Bun.CryptoHasher('sha256').update(canonicalJson({ accountId: params.accountId, ...rest })).digest('base64url')
+      const ownerId = call.auth.subject.id
+      const ledgerVersion = () => String(lastSeq(call.platform.tenants.get(ownerId)))
+      const invocation = (dryRun: boolean): Invocation => ({ params, body: dryRun ? { ...request, dryRun: true } : request })
+      if (typeof confirmToken !== 'string') {
+        const dry = resultOf(await invokePrepared(call.platform, route, call.state, call.auth, invocation(true)))
+        if (dry.status >= 400) return dry
+        const data = dry.body.data as { summary?: { failed?: number }; detected?: { dateFormatAmbiguous?: boolean } } | undefined
+        const failed = data?.summary?.failed ?? 0
+        if (failed > 0)
+          return { ...dry, summary: `Dry run: ${failed} row(s) would fail; nothing was written. Fix the file or the options and run the dry run again.` }
+        if (data?.detected?.dateFormatAmbiguous) {
+          return {
+            ...dry,
+            summary:
+              'Dry run: the dates are ambiguous (no day is above 12); nothing was written. Ask the user which order the bank writes and send dateFormat (DD/MM/YYYY or MM/DD/YYYY).',
+          }
+        }
+        const issued = issueConfirmToken(ownerId, 'import_file', digest, ledgerVersion())
+        return {
+          status: 200,
+          body: { ...dry.body, ...issued },
+          summary: 'Dry run only, nothing written. To import, call import_file again with the same arguments and this confirmToken within 5 minutes.',
+        }
+      }
+      const check = checkConfirmToken(confirmToken, ownerId, 'import_file', digest, ledgerVersion())
+      if (check !== 'ok') return refusedToken(call, 'import_file', check)
+      return resultOf(await invokePrepared(call.platform, route, call.state, call.auth, invocation(false)))
+    },
+  }
+}
+
 /** update_transaction: PATCH with the id beside the fields. */
 function updateTool(routes: readonly AnyRoute[]): ToolSpec {
   const tool = direct(routes, 'update_transaction', 'updateTransaction', 'Change a transaction', '')
@@ -253,7 +329,7 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'get_context',
       'getAgentContext',
       'Read the owner’s context',
-      `Read this first. The profile, accounts, categories, the 20 most-used payees, the tags and the 20 newest transactions (raise payeeLimit / recentTransactionLimit for more) in one consistent snapshot, and changesCursor: pass it to get_changes later to see what changed since. ${SIGN_CONVENTION}`,
+      `Read this first. The profile, accounts, categories, the 20 most-used payees, the tags, the 20 newest transactions (raise payeeLimit / recentTransactionLimit for more) and, with budgets:read, this month’s budget, in one consistent snapshot, and changesCursor: pass it to get_changes later to see what changed since. ${SIGN_CONVENTION}`,
       // Smaller than REST's 50 and 50: an agent's context is precious, and it can ask for more.
       { defaults: { payeeLimit: 20, recentTransactionLimit: 20 } },
     ),
@@ -277,6 +353,22 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
     ),
     direct(
       routes,
+      'list_rules',
+      'listRules',
+      'List rules',
+      `The owner’s rules (conditions on a transaction’s bank text, payee, note, amount or account, and the fields they fill in), in the order they run. ${LIST_NOTE}`,
+      LIST_DEFAULTS,
+    ),
+    direct(
+      routes,
+      'test_rule',
+      'testRule',
+      'Try a rule on past transactions',
+      `Shows which transactions of a date range a rule (\`rule\`, as upsert_rule takes it, or a saved \`ruleId\`) would change, before and after; writes nothing. ${SIGN_CONVENTION}`,
+      { readOnly: true },
+    ),
+    direct(
+      routes,
       'search_transactions',
       'listTransactions',
       'Search transactions',
@@ -291,6 +383,13 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'What changed since a cursor',
       `Changes since \`cursor\` (absent: from the beginning), deletions included (\`op: "delete"\`), each entity once at its latest state. Store \`nextCursor\`; call again while \`hasMore\`. A \`cursor_expired\` error means: call again without cursor. ${SIGN_CONVENTION}`,
       LIST_DEFAULTS,
+    ),
+    direct(
+      routes,
+      'get_budget',
+      'getBudget',
+      'Read a month’s budget',
+      'A month (YYYY-MM): per planned category, planned, spent and remaining, with totals and what is uncategorized; includeUnplanned also lists every category with spending but no plan. Spent is computed by pfin, exactly: split transactions count by leg, transfers never count, a category includes the categories below it, and accounts in other currencies are reported in otherCurrencies, never converted. Amounts use pfin’s sign: positive is money out, negative money in (income is planned and received negative); remaining = planned − spent.',
     ),
     direct(
       routes,
@@ -316,6 +415,13 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
     ),
     direct(
       routes,
+      'upsert_rule',
+      'upsertRule',
+      'Create or update a rule',
+      'Creates or updates a rule by your externalId; safe to repeat. A rule fills in categoryId, payeeName or note, or adds tagNames, on transactions written with applyRules: true, never over a field the write sends. Text conditions ignore case and accents; `matches` takes a glob (`*` any run, `?` one character). Try a rule with test_rule first.',
+    ),
+    direct(
+      routes,
       'upsert_transaction',
       'upsertTransaction',
       'Create or update a transaction',
@@ -323,6 +429,14 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
     ),
     updateTool(routes),
     importTool(routes),
+    direct(
+      routes,
+      'set_budget',
+      'setBudgetCategory',
+      'Plan one category’s amount for a month',
+      'Sets the planned amount of one category for one month (YYYY-MM), replacing its entry (a note not sent is cleared); planned 0 removes it. The other categories of the month keep theirs, and calling again with the same input changes nothing. Amounts are exact decimals in the owner’s defaultCurrency, in pfin’s sign: plan spending positive, income negative. Archived categories take no new amount.',
+    ),
+    importFileTool(routes),
     confirmed(routes, {
       name: 'delete_transaction',
       title: 'Delete a transaction (plan, then confirm)',

@@ -40,6 +40,13 @@ const statements = lazyStatements({
       .from(payees)
       .where(eq(payees.normalizedName, sql.placeholder('name')))
       .prepare(),
+  everyAlias: (db) =>
+    db
+      .select({ alias: payeeAliases.normalizedAlias, name: payees.name })
+      .from(payeeAliases)
+      .innerJoin(payees, eq(payees.id, payeeAliases.payeeId))
+      .orderBy(asc(payees.createdAt), asc(payees.id))
+      .prepare(),
   byAlias: (db) =>
     db
       .select({ payee: payees })
@@ -68,6 +75,8 @@ export const payeeQueries = (tenant: Tenant) => tenant.prepared(statements)
 export const findPayee = (tenant: Tenant, id: string) => payeeQueries(tenant).byId.get({ id })
 export const findPayeeByExternalId = (tenant: Tenant, externalId: string) => payeeQueries(tenant).byExternalId.get({ externalId })
 export const findPayeeByNormalizedName = (tenant: Tenant, name: string) => payeeQueries(tenant).byNormalizedName.get({ name })
+/** Every alias with its payee's name, oldest payee first: what an import matches bank text against (CONTRACT §24). */
+export const everyPayeeAlias = (tenant: Tenant): { alias: string; name: string }[] => payeeQueries(tenant).everyAlias.all()
 export const findPayeeByAlias = (tenant: Tenant, alias: string) => payeeQueries(tenant).byAlias.get({ alias })?.payee
 
 export function listPayeeRows(tenant: Tenant, opts: { limit: number; after?: [number, string]; q?: string }): PayeeRow[] {

@@ -132,11 +132,16 @@ export function upsertPayee(tenant: Tenant, country: string | null, body: PayeeU
 }
 
 /** The payee a transaction's `payeeName` means: same normalized name, else an alias, else a new payee. */
-export function resolvePayeeName(tenant: Tenant, name: string, field = 'payeeName'): PayeeRow {
+/** The payee a name means (by normalized name, then alias), if there is one yet: nothing is created. */
+export function findPayeeNamed(tenant: Tenant, name: string): PayeeRow | undefined {
   const normalized = normalizeName(name)
+  return normalized ? (findPayeeByNormalizedName(tenant, normalized) ?? findPayeeByAlias(tenant, normalized)) : undefined
+}
+
+export function resolvePayeeName(tenant: Tenant, name: string, field = 'payeeName'): PayeeRow {
   // Named after the transaction's field (or a leg's): the payee's own `name` is not in the request.
-  if (!normalized) throw new ApiError('validation_failed', `${field} must contain letters or digits, not only marks or spaces`)
-  const found = findPayeeByNormalizedName(tenant, normalized) ?? findPayeeByAlias(tenant, normalized)
+  if (!normalizeName(name)) throw new ApiError('validation_failed', `${field} must contain letters or digits, not only marks or spaces`)
+  const found = findPayeeNamed(tenant, name)
   if (found) return found
   assertRoomFor(tenant, 'payees', field)
   return createPayee(tenant, null, { name })

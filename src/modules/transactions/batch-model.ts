@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { Nullable } from '../../platform/schemas.ts'
-import { Transaction, TransactionUpsert } from './model.ts'
+import { RulesApplied, Transaction, TransactionBatchItem } from './model.ts'
 
 /** Batch import (CONTRACT §16): up to 500 transaction upserts applied together or not at all. */
 
@@ -16,10 +16,16 @@ const envelope = {
       description: '`skip`: an externalId whose transaction was deleted (tombstone kept) is reported `skipped_deleted` instead of created again',
     }),
   ),
+  applyRules: t.Optional(
+    t.Boolean({
+      default: false,
+      description: 'run your active rules on each item (CONTRACT §23); each item’s `rulesApplied` lists the rules that matched (null without it)',
+    }),
+  ),
 }
 
 export const TransactionBatch = t.Object(
-  { items: t.Array(TransactionUpsert, { minItems: 1, maxItems: MAX_BATCH_ITEMS, description: `1–${MAX_BATCH_ITEMS} transaction upserts` }), ...envelope },
+  { items: t.Array(TransactionBatchItem, { minItems: 1, maxItems: MAX_BATCH_ITEMS, description: `1–${MAX_BATCH_ITEMS} transaction upserts` }), ...envelope },
   { title: 'TransactionBatch', additionalProperties: false },
 )
 
@@ -53,6 +59,7 @@ export const BatchItemResult = t.Object(
     ),
     data: Nullable(Transaction),
     errors: t.Array(ItemError),
+    rulesApplied: RulesApplied,
   },
   { title: 'BatchItemResult', additionalProperties: false },
 )

@@ -7,10 +7,12 @@ import { ISSUE_KINDS, type IssueKind, Issues, issueKind, MAX_LISTED } from '../.
 import { addIssues, compile, describeError, fieldProblem } from '../../platform/validation.ts'
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
 import { Effects } from './effects.ts'
-import { TransactionUpsert } from './model.ts'
+import { TransactionBatchItem } from './model.ts'
 import { storedUpdatedAt, toTransaction } from './queries.ts'
 import { References } from './references.ts'
+import { type RuleFallback, loadRules, withRules } from './rules.ts'
 import { createTransaction, updateTransaction, type WriteScope, type Written } from './service.ts'
+import type { CompiledRule } from '../rules/engine.ts'
 
 /**
  * Batch import (CONTRACT §16). Every item is an ordinary transaction upsert, run by the same
@@ -20,7 +22,7 @@ import { createTransaction, updateTransaction, type WriteScope, type Written } f
  */
 
 type Item = TransactionBatchInput['items'][number]
-const FIELDS = new Set(Object.keys(TransactionUpsert.properties))
+const FIELDS = new Set(Object.keys(TransactionBatchItem.properties))
 
 /** One error of one item, as its own request would have got it, with the item's field. */
 function itemSchemaError(error: ValueError, item: unknown, suggest = true): BatchItemErrorOut {
@@ -123,7 +125,7 @@ export function checkBatchBody(value: unknown): void {
 function addShapeProblems(issues: Issues, items: readonly unknown[], first: number): void {
   for (let index = first; index < items.length; index++) {
     const item = items[index]
-    addIssues(issues, TransactionUpsert, item, (error) => itemDetail(index, itemSchemaError(error, item)), `items[${index}]: is invalid`)
+    addIssues(issues, TransactionBatchItem, item, (error) => itemDetail(index, itemSchemaError(error, item)), `items[${index}]: is invalid`)
     issues.close()
   }
 }
@@ -158,6 +160,23 @@ function assertDistinctExternalIds(items: readonly unknown[]): void {
 interface Applied {
   operation: BatchOperation
   written?: Written
+  /** The rules that matched, when the batch runs them. */
+  rulesApplied?: string[]
+}
+
+/**
+ * How a batch is run beyond its body: what the import route (or any caller in-process) adds.
+ * `fallbacks[i]`: values item i proposes without insisting (CONTRACT §23), used where neither
+ * the item nor a rule sets the field; they apply with or without `applyRules`.
+ */
+export interface BatchOptions {
+  fallbacks?: readonly (RuleFallback | undefined)[]
+}
+
+/** What the items of one batch share about rules: the rules (none without `applyRules`), and the fallbacks. */
+interface Ruling {
+  rules: readonly CompiledRule[] | null
+  fallbacks: readonly (RuleFallback | undefined)[]
 }
 
 /**
@@ -165,17 +184,20 @@ interface Applied {
  * and, outside a dry run, its effect on balances and payee totals joins the batch's, written
  * once for the whole batch. `unchanged` when it wrote nothing.
  */
-function applyItem(tenant: Tenant, country: string | null, item: Item, skipDeleted: boolean, batch: WriteScope): Applied {
+function applyItem(tenant: Tenant, country: string | null, item: Item, index: number, skipDeleted: boolean, batch: WriteScope, ruling: Ruling): Applied {
   const externalId = item.externalId.trim()
   const existing = batch.refs.transactionByExternalId(externalId)
-  if (!existing) {
-    if (skipDeleted && hasTransactionTombstone(tenant, externalId)) return { operation: 'skipped_deleted' }
-    return { operation: 'created', written: createTransaction(tenant, country, item, batch) }
-  }
+  const rulesApplied = ruling.rules ? [] : undefined
+  if (!existing && skipDeleted && hasTransactionTombstone(tenant, externalId)) return { operation: 'skipped_deleted', rulesApplied }
+  const fallback = ruling.fallbacks[index]
+  const ruled = ruling.rules || fallback ? withRules(batch.refs, ruling.rules ?? [], item, existing, { fallback }) : undefined
+  const input = ruled?.body ?? item
+  const applied = ruling.rules ? ruled?.applied : undefined
+  if (!existing) return { operation: 'created', written: createTransaction(tenant, country, input, batch), rulesApplied: applied }
   const before = lastSeq(tenant)
-  const written = updateTransaction(tenant, country, existing.id, item, batch, existing)
+  const written = updateTransaction(tenant, country, existing.id, input, batch, existing)
   // Every real change of a stored row (its legs and tags included) advances the change feed (its triggers), and nothing else does.
-  return { operation: lastSeq(tenant) === before ? 'unchanged' : 'updated', written }
+  return { operation: lastSeq(tenant) === before ? 'unchanged' : 'updated', written, rulesApplied: applied }
 }
 
 function summarize(results: BatchItemOut[]) {
@@ -191,12 +213,17 @@ function summarize(results: BatchItemOut[]) {
 
 const externalIdOf = (item: unknown): string | null => externalIdOfItem(item) ?? null
 
-/** Runs inside the request's write transaction (the pipeline holds it for every POST). */
-export function importTransactions(tenant: Tenant, country: string | null, batch: TransactionBatchInput) {
+/**
+ * Runs inside the request's write transaction (the pipeline holds it for every POST). With
+ * `applyRules` the owner's active rules are read once for the whole batch, and every item's
+ * result lists them in `rulesApplied` (`[]` for an item that failed or was skipped; null without).
+ */
+export function importTransactions(tenant: Tenant, country: string | null, batch: TransactionBatchInput, options: BatchOptions = {}) {
   if (batch.dryRun) assertDistinctExternalIds(batch.items)
   tenant.widenCacheForImport()
   const skipDeleted = batch.ifDeleted === 'skip'
-  const results = batch.dryRun ? dryRun(tenant, country, batch.items, skipDeleted) : applyAll(tenant, country, batch.items, skipDeleted)
+  const ruling: Ruling = { rules: batch.applyRules ? loadRules(tenant) : null, fallbacks: options.fallbacks ?? [] }
+  const results = batch.dryRun ? dryRun(tenant, country, batch.items, skipDeleted, ruling) : applyAll(tenant, country, batch.items, skipDeleted, ruling)
   return { data: results, summary: summarize(results) }
 }
 
@@ -205,8 +232,8 @@ export function importTransactions(tenant: Tenant, country: string | null, batch
  * instead of one per item). Only the sum of the items decides whether a balance leaves the
  * money range; when it does, the error names the item a dry run of the same body names.
  */
-function applyAll(tenant: Tenant, country: string | null, items: readonly unknown[], skipDeleted: boolean): BatchItemOut[] {
-  const check = compile(TransactionUpsert)
+function applyAll(tenant: Tenant, country: string | null, items: readonly unknown[], skipDeleted: boolean, ruling: Ruling): BatchItemOut[] {
+  const check = compile(TransactionBatchItem)
   return tenant.write(() => {
     const effects = new Effects()
     const refs = new References(tenant, country)
@@ -225,7 +252,7 @@ function applyAll(tenant: Tenant, country: string | null, items: readonly unknow
       if (first !== undefined) return failAt(repeatedExternalId(index, externalId, first))
       seen.set(externalId, index)
       try {
-        return applyItem(tenant, country, item, skipDeleted, { refs, effects })
+        return applyItem(tenant, country, item, index, skipDeleted, { refs, effects }, ruling)
       } catch (error) {
         if (error instanceof ApiError) return failAt(new ApiError(error.code, itemDetail(index, itemRuleError(error)), error.headers))
         throw error
@@ -250,12 +277,13 @@ function applyAll(tenant: Tenant, country: string | null, items: readonly unknow
         splits: legs.map((leg) => ({ ...leg, categoryType: typeOf(leg.categoryId) })),
         tagIds,
       })
-    return applied.map(({ operation, written }, index) => ({
+    return applied.map(({ operation, written, rulesApplied }, index) => ({
       index,
       externalId: externalIdOf(items[index]),
       operation,
       data: written ? toItemData(written, operation) : null,
       errors: [],
+      rulesApplied: rulesApplied ?? null,
     }))
   })
 }
@@ -265,8 +293,8 @@ function applyAll(tenant: Tenant, country: string | null, items: readonly unknow
  * not hide the next, all rolled back at the end. Items see the items before them, as in a
  * real run. `data` stays null: nothing was written, so there is nothing to show.
  */
-function dryRun(tenant: Tenant, country: string | null, items: readonly unknown[], skipDeleted: boolean): BatchItemOut[] {
-  const check = compile(TransactionUpsert)
+function dryRun(tenant: Tenant, country: string | null, items: readonly unknown[], skipDeleted: boolean, ruling: Ruling): BatchItemOut[] {
+  const check = compile(TransactionBatchItem)
   const run = (sql: string) => tenant.sqlite.run(sql)
   const results: BatchItemOut[] = []
   tenant.write(() => {
@@ -279,20 +307,21 @@ function dryRun(tenant: Tenant, country: string | null, items: readonly unknown[
         const valid = check.Check(item)
         const errors = valid ? [] : itemSchemaErrors(check.Errors(item), item)
         errors.push(...fieldErrors(refs, item, new Set(errors.map((error) => error.field))))
+        const none = ruling.rules ? [] : null
         if (!valid || errors.length > 0) {
-          results.push({ index, externalId, operation: null, data: null, errors })
+          results.push({ index, externalId, operation: null, data: null, errors, rulesApplied: none })
           continue
         }
         run('SAVEPOINT batch_item')
         try {
-          const { operation } = applyItem(tenant, country, item, skipDeleted, { refs })
-          results.push({ index, externalId, operation, data: null, errors: [] })
+          const { operation, rulesApplied } = applyItem(tenant, country, item, index, skipDeleted, { refs }, ruling)
+          results.push({ index, externalId, operation, data: null, errors: [], rulesApplied: rulesApplied ?? null })
         } catch (error) {
           if (!(error instanceof ApiError)) throw error
           run('ROLLBACK TO batch_item')
           // What this item read or created before it failed may be gone now.
           refs.forget()
-          results.push({ index, externalId, operation: null, data: null, errors: [itemRuleError(error)] })
+          results.push({ index, externalId, operation: null, data: null, errors: [itemRuleError(error)], rulesApplied: none })
         } finally {
           run('RELEASE batch_item')
         }

@@ -54,6 +54,7 @@ const pageColumns = {
   createdAt: sql<number>`CAST(${transactions.createdAt} AS REAL)`,
   /** Which parts the row has: 1 legs, 2 tags, 3 both. */
   parts: sql<number>`CAST(${transactions.hasSplits} + 2 * ${transactions.hasTags} AS REAL)`,
+  originalDescription: transactions.originalDescription,
   updatedAt: sql<number>`CAST(${transactions.updatedAt} AS REAL)`,
 }
 
@@ -74,6 +75,7 @@ export type TransactionValues = [
   exchangeRate: string | null,
   createdAt: number,
   parts: number,
+  originalDescription: string | null,
   updatedAt: number,
 ]
 
@@ -220,6 +222,7 @@ export function transactionOfValues(row: TransactionValues, types: CategoryTypes
     amount: moneyJson(row[5]),
     date: row[6],
     note: row[7],
+    originalDescription: row[15],
     time: row[8],
     isTransfer: row[9] === 1,
     transferToAccountId: row[10],
@@ -229,7 +232,7 @@ export function transactionOfValues(row: TransactionValues, types: CategoryTypes
     splitMode: splits.length > 0 ? 'category' : null,
     categoryType: row[3] === null ? null : (types.get(row[3]) ?? null),
     createdAt: row[13],
-    updatedAt: row[15],
+    updatedAt: row[16],
     splits: splits.length === 0 ? EMPTY : splits.map(toSplit),
     tagIds: parts.tagIds.get(row[0]) ?? EMPTY,
   }

@@ -15,7 +15,6 @@ import {
   Nullable,
   PathId,
   SingleOf,
-  UpsertOf,
 } from '../../platform/schemas.ts'
 
 const CategoryType = Nullable(t.Union([t.Literal('expense'), t.Literal('income')]))
@@ -43,6 +42,7 @@ export const Transaction = t.Object(
     amount: t.Number({ description: 'exact decimal; positive = expense, negative = income' }),
     date: t.String({ description: 'YYYY-MM-DD' }),
     note: Nullable(t.String()),
+    originalDescription: Nullable(t.String({ description: 'the bank’s own text for the transaction, as imported; null when none was given' })),
     time: Nullable(t.String({ description: 'HH:MM or HH:MM:SS, as sent' })),
     isTransfer: t.Boolean(),
     transferToAccountId: Nullable(t.String()),
@@ -106,15 +106,49 @@ const optionalFields = {
   tagNames: t.Optional(TagNames),
 }
 
+/** Set when the transaction is written by create, upsert or batch; PATCH does not take it (CONTRACT §23). */
+const OriginalDescription = t.Optional(
+  Nullable(
+    t.String({
+      maxLength: 2000,
+      description: 'the bank’s own text (≤ 2000 characters), kept as it came; create, upsert and batch set it, PATCH cannot change it',
+    }),
+  ),
+)
+// No `default` keyword in a request body: generated clients would make the field required.
+const ApplyRules = t.Optional(
+  t.Boolean({
+    description:
+      'default false; true runs your active rules on this write: they fill in the fields the request leaves out and report the rules that matched in `rulesApplied`',
+  }),
+)
+
+const upsertFields = {
+  externalId: ExternalId,
+  accountId: t.String(),
+  amount: Money,
+  date: CalendarDate,
+  ...optionalFields,
+  originalDescription: OriginalDescription,
+}
+
 export const TransactionCreate = t.Object(
-  { accountId: t.String(), amount: Money, date: CalendarDate, externalId: t.Optional(ExternalId), ...optionalFields },
+  {
+    accountId: t.String(),
+    amount: Money,
+    date: CalendarDate,
+    externalId: t.Optional(ExternalId),
+    ...optionalFields,
+    originalDescription: OriginalDescription,
+    applyRules: ApplyRules,
+  },
   { title: 'TransactionCreate', additionalProperties: false },
 )
 
-export const TransactionUpsert = t.Object(
-  { externalId: ExternalId, accountId: t.String(), amount: Money, date: CalendarDate, ...optionalFields },
-  { title: 'TransactionUpsert', additionalProperties: false },
-)
+export const TransactionUpsert = t.Object({ ...upsertFields, applyRules: ApplyRules }, { title: 'TransactionUpsert', additionalProperties: false })
+
+/** A batch item: an upsert; whether rules run is said once, for the whole batch. */
+export const TransactionBatchItem = t.Object(upsertFields, { title: 'TransactionBatchItem', additionalProperties: false })
 
 export const TransactionUpdate = t.Object(
   {
@@ -145,10 +179,34 @@ export const TransactionListQuery = t.Object(
 export const TransactionParams = PathId('transactionId')
 export const TransactionResponse = SingleOf(Transaction, 'TransactionResponse')
 export const TransactionListResponse = ListOf(Transaction, 'TransactionListResponse')
-export const TransactionUpsertResponse = UpsertOf(Transaction, 'TransactionUpsertResponse')
+
+/**
+ * What rules did to a write: the ids of the rules whose conditions held, in the order they ran;
+ * null when the write did not ask for rules. Beside `data`, not in it: it describes this write,
+ * not the transaction (a later read, the change feed and the agent context know nothing of it).
+ */
+export const RulesApplied = Nullable(
+  t.Array(t.String(), {
+    description: 'the ids of the rules whose conditions held, in the order they ran ([] when none did); null when the request did not send applyRules: true',
+  }),
+)
+
+export const TransactionCreateResponse = t.Object(
+  { data: Transaction, rulesApplied: RulesApplied },
+  { title: 'TransactionCreateResponse', additionalProperties: false },
+)
+export const TransactionUpsertResponse = t.Object(
+  { operation: t.Union([t.Literal('created'), t.Literal('updated')]), data: Transaction, rulesApplied: RulesApplied },
+  { title: 'TransactionUpsertResponse', additionalProperties: false },
+)
 
 export type TransactionOut = typeof Transaction.static
 export type SplitOut = typeof Split.static
 export type SplitInputValue = typeof SplitInput.static
 export type TransactionUpdateInput = typeof TransactionUpdate.static
+/** What a write's body may carry: PATCH's fields, and the bank text that only create, upsert and batch set. */
+export type TransactionWriteInput = TransactionUpdateInput & { originalDescription?: string | null }
+export type TransactionCreateInput = typeof TransactionCreate.static
+export type TransactionUpsertInput = typeof TransactionUpsert.static
+export type TransactionBatchItemInput = typeof TransactionBatchItem.static
 export type TransactionListInput = typeof TransactionListQuery.static

@@ -1,4 +1,4 @@
-import { eq, getTableColumns, sql } from 'drizzle-orm'
+import { and, between, desc, eq, getTableColumns, sql } from 'drizzle-orm'
 import { lazyStatements, placeholders } from '../../db/statements.ts'
 import type { Tenant, TenantDrizzle } from '../../db/tenant/tenant.ts'
 import { categories, transactions } from '../../db/tenant/schema.ts'
@@ -45,6 +45,22 @@ const statements = lazyStatements({
       .from(transactions)
       .where(eq(transactions.externalId, sql.placeholder('externalId')))
       .prepare(),
+  inRange: (db) =>
+    db
+      .select()
+      .from(transactions)
+      .where(between(transactions.date, sql.placeholder('from'), sql.placeholder('to')))
+      .orderBy(desc(transactions.date), desc(transactions.createdAt), desc(transactions.id))
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+  inRangeOfAccount: (db) =>
+    db
+      .select()
+      .from(transactions)
+      .where(and(eq(transactions.accountId, sql.placeholder('accountId')), between(transactions.date, sql.placeholder('from'), sql.placeholder('to'))))
+      .orderBy(desc(transactions.date), desc(transactions.createdAt), desc(transactions.id))
+      .limit(sql.placeholder('limit'))
+      .prepare(),
 })
 
 const txnQueries = (tenant: Tenant) => tenant.prepared(statements)
@@ -71,6 +87,13 @@ export const findTransaction = (tenant: Tenant, id: string): TransactionRow | un
 export const findTransactionByExternalId = (tenant: Tenant, externalId: string): TransactionRow | undefined =>
   txnQueries(tenant).byExternalId.get({ externalId })
 
+/** Up to `limit` stored rows dated `from`–`to` (of one source account when given), in list order: one walk of the date or account index. */
+export function transactionsInRange(tenant: Tenant, range: { from: string; to: string; accountId?: string; limit: number }): TransactionRow[] {
+  const q = txnQueries(tenant)
+  if (range.accountId === undefined) return q.inRange.all({ from: range.from, to: range.to, limit: range.limit })
+  return q.inRangeOfAccount.all({ accountId: range.accountId, from: range.from, to: range.to, limit: range.limit })
+}
+
 export function toTransaction({ txn, categoryType, splits, tagIds }: TransactionView): TransactionOut {
   return {
     id: txn.id,
@@ -81,6 +104,7 @@ export function toTransaction({ txn, categoryType, splits, tagIds }: Transaction
     amount: moneyJson(txn.amount),
     date: txn.date,
     note: txn.note,
+    originalDescription: txn.originalDescription,
     time: txn.time,
     isTransfer: txn.isTransfer,
     transferToAccountId: txn.transferToAccountId,

@@ -2,9 +2,10 @@ import type { Tenant } from '../../db/tenant/tenant.ts'
 import { type AccountRow, findAccount } from '../accounts/queries.ts'
 import { type CategoryRow, findCategory, isVisibleTo } from '../categories/queries.ts'
 import { findPayee, type PayeeRow } from '../payees/queries.ts'
-import { resolvePayeeName } from '../payees/service.ts'
-import { findTag, type TagRow } from '../tags/queries.ts'
+import { findPayeeNamed, resolvePayeeName } from '../payees/service.ts'
+import { findTag, findTagByNormalizedName, type TagRow } from '../tags/queries.ts'
 import { resolveTagName } from '../tags/service.ts'
+import { normalizeName } from '../payees/normalize.ts'
 import { findTransactionByExternalId, type TransactionRow } from './queries.ts'
 
 /**
@@ -56,6 +57,18 @@ export class References {
       this.payeesByName.set(name, row)
     }
     return row
+  }
+
+  /** The name a `payeeName` will be stored under: its payee's when one is found by name or alias, else the name itself. Creates nothing. */
+  payeeShownAs(name: string): string {
+    const trimmedName = name.trim()
+    return (this.payeesByName.get(trimmedName) ?? findPayeeNamed(this.tenant, trimmedName))?.name ?? trimmedName
+  }
+
+  /** The tag a name means, if there is one yet: nothing is created. */
+  existingTag(name: string): TagRow | undefined {
+    const normalized = normalizeName(name)
+    return normalized ? findTagByNormalizedName(this.tenant, normalized) : undefined
   }
 
   tag(id: string): TagRow | undefined {

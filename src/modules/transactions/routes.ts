@@ -2,6 +2,7 @@ import type { Tenant } from '../../db/tenant/tenant.ts'
 import { defineRoute, upsertReply } from '../../platform/route.ts'
 import {
   TransactionCreate,
+  TransactionCreateResponse,
   TransactionListQuery,
   TransactionListResponse,
   TransactionParams,
@@ -14,10 +15,12 @@ import { checkBatchBody, importTransactions } from './batch.ts'
 import { MAX_BATCH_BODY_BYTES, TransactionBatch, TransactionBatchResponse } from './batch-model.ts'
 import { toTransaction } from './queries.ts'
 import { listTransactionPage } from './list.ts'
-import { createTransaction, deleteTransaction, getTransactionView, updateTransaction, upsertTransaction, viewOf } from './service.ts'
+import { deleteTransaction, getTransactionView, recordTransaction, updateTransaction, upsertTransaction, viewOf } from './service.ts'
 
 const tag = 'Transactions'
 const WRITE_ERRORS = ['invalid_reference', 'rule_violation', 'limit_reached'] as const
+const RULES_NOTE =
+  '`applyRules: true` runs your active rules (CONTRACT §23) first: they fill in the fields the request leaves out, never one it sends, and `rulesApplied` lists the rules that matched.'
 const example = { accountId: 'acct_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b', amount: 12.9, date: '2026-11-21', payeeName: 'Pingo Doce', note: 'groceries' }
 
 /** The resource as GET shows it (404 when absent): what an If-Match is checked against. */
@@ -46,18 +49,20 @@ export const transactionRoutes = [
     summary: 'Record a transaction (updates balances and payee totals)',
     description:
       'Positive amounts are expenses, negative amounts income. A transfer sets `isTransfer: true` and `transferToAccountId`; the destination receives `destinationAmount`, or `amount × exchangeRate`, or `amount` between accounts of one currency. ' +
-      '`splits` divides the transaction into 2–100 legs whose amounts sum exactly to `amount` (then it has no `categoryId` of its own); `tagIds` or `tagNames` label it.',
+      '`splits` divides the transaction into 2–100 legs whose amounts sum exactly to `amount` (then it has no `categoryId` of its own); `tagIds` or `tagNames` label it. ' +
+      RULES_NOTE,
     tag,
     scopes: ['transactions:write'],
     body: TransactionCreate,
-    response: TransactionResponse,
+    response: TransactionCreateResponse,
     statuses: [201],
     errors: [...WRITE_ERRORS, 'external_id_conflict'],
     requestExample: example,
     etag: true,
     handle: ({ tenant, auth, body }) => {
-      const { row } = createTransaction(tenant, auth.subject.country, body)
-      return { status: 201, body: { data: toTransaction(viewOf(tenant, row)) }, location: `/v1/transactions/${row.id}` }
+      const { written, rulesApplied } = recordTransaction(tenant, auth.subject.country, body)
+      const data = toTransaction(viewOf(tenant, written.row))
+      return { status: 201, body: { data, rulesApplied: rulesApplied ?? null }, location: `/v1/transactions/${written.row.id}` }
     },
   }),
   defineRoute({
@@ -65,6 +70,7 @@ export const transactionRoutes = [
     path: '/v1/transactions/upsert',
     operationId: 'upsertTransaction',
     summary: 'Create or update a transaction by externalId (sync-safe ingestion)',
+    description: `${RULES_NOTE} On an update the rules fill only the fields the stored transaction leaves empty.`,
     tag,
     scopes: ['transactions:write'],
     body: TransactionUpsert,
@@ -74,8 +80,9 @@ export const transactionRoutes = [
     requestExample: { externalId: 'bank-tx-9812', ...example },
     etag: true,
     handle: ({ tenant, auth, body }) => {
-      const { created, written } = upsertTransaction(tenant, auth.subject.country, body)
-      return upsertReply(created, toTransaction(viewOf(tenant, written.row)), `/v1/transactions/${written.row.id}`)
+      const { created, written, rulesApplied } = upsertTransaction(tenant, auth.subject.country, body)
+      const reply = upsertReply(created, toTransaction(viewOf(tenant, written.row)), `/v1/transactions/${written.row.id}`)
+      return { ...reply, body: { ...reply.body, rulesApplied: rulesApplied ?? null } }
     },
   }),
   defineRoute({
@@ -87,7 +94,8 @@ export const transactionRoutes = [
       'Every item is a transaction upsert. The batch is applied in one database transaction: either every item is applied, or the first failing item’s error ' +
       '(its `detail` starts with the item’s path, e.g. `items[17].amount: …`) is returned and nothing is written. Each item reports `created`, `updated`, ' +
       '`unchanged` (it equals what is stored; nothing written) or `skipped_deleted` (with `ifDeleted: "skip"`, for an externalId whose transaction was deleted). ' +
-      '`dryRun: true` checks every item, reports each one’s operation or all of its errors, and writes nothing. Body limit 4 MiB; the batch counts once against the rate limit.',
+      '`dryRun: true` checks every item, reports each one’s operation or all of its errors, and writes nothing. Body limit 4 MiB; the batch counts once against the rate limit. ' +
+      '`applyRules: true` runs your active rules on each item (on an update, only into the fields the stored transaction leaves empty); each item’s `rulesApplied` lists the rules that matched (null without applyRules).',
     tag,
     scopes: ['transactions:write'],
     body: TransactionBatch,

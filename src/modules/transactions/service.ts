@@ -8,7 +8,7 @@ import { readMoney } from '../../platform/money.ts'
 import { numberSource } from '../../platform/number-sources.ts'
 import { trimmed } from '../../platform/schemas.ts'
 import { Effects } from './effects.ts'
-import type { TransactionUpdateInput } from './model.ts'
+import type { TransactionCreateInput, TransactionUpsertInput, TransactionWriteInput } from './model.ts'
 import {
   type Draft,
   findTransaction,
@@ -24,6 +24,7 @@ import { assertSplitFits, type Leg, resolveLegs, sameLegs } from './splits.ts'
 import { deleteTagLinks, insertTagLinks, tagIdsOf } from './tag-queries.ts'
 import { resolveTags, sameTags } from './tagging.ts'
 import { resolveTransfer } from './transfers.ts'
+import { loadRules, withRules } from './rules.ts'
 
 /**
  * Transactions move money (CONTRACT §4): every create, change and delete applies its effect
@@ -63,7 +64,7 @@ interface Resolved {
  * Applies a request body to a draft (the stored row and parts for PATCH, blanks for create) and
  * checks every rule against the result: references, payee resolution, splits, transfer rules, tags.
  */
-function resolveDraft(refs: References, body: TransactionUpdateInput, current: Draft, stored: StoredParts, selfId?: string): Resolved {
+function resolveDraft(refs: References, body: TransactionWriteInput, current: Draft, stored: StoredParts, selfId?: string): Resolved {
   const next: Draft = { ...current }
   if (body.externalId !== undefined) {
     const externalId = trimmed(body.externalId)
@@ -77,6 +78,7 @@ function resolveDraft(refs: References, body: TransactionUpdateInput, current: D
   if (body.amount !== undefined) next.amount = readMoney(body, 'amount')
   if (body.date !== undefined) next.date = body.date
   if (body.note !== undefined) next.note = trimmed(body.note)
+  if (body.originalDescription !== undefined) next.originalDescription = trimmed(body.originalDescription)
   if (body.time !== undefined) next.time = body.time
   if (body.isTransfer !== undefined) next.isTransfer = body.isTransfer
   if (body.transferToAccountId !== undefined) next.transferToAccountId = body.transferToAccountId
@@ -128,6 +130,7 @@ const BLANK: Draft = {
   amount: 0n,
   date: '',
   note: null,
+  originalDescription: null,
   time: null,
   isTransfer: false,
   transferToAccountId: null,
@@ -164,7 +167,7 @@ function writeLegs(tenant: Tenant, row: TransactionRow, legs: readonly Leg[]): S
 }
 
 /** Records a transaction with its legs and tags, and applies its effect, or adds the effect to the scope's. */
-export function createTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput, scope?: WriteScope): Written {
+export function createTransaction(tenant: Tenant, country: string | null, body: TransactionWriteInput, scope?: WriteScope): Written {
   return tenant.write(() => {
     const refs = scope?.refs ?? new References(tenant, country)
     const resolved = resolveDraft(refs, body, BLANK, NOTHING_STORED)
@@ -190,7 +193,7 @@ export function updateTransaction(
   tenant: Tenant,
   country: string | null,
   id: string,
-  body: TransactionUpdateInput,
+  body: TransactionWriteInput,
   scope?: WriteScope,
   known?: TransactionRow,
 ): Written {
@@ -232,13 +235,27 @@ export function deleteTransaction(tenant: Tenant, id: string): TransactionView {
   })
 }
 
-export function upsertTransaction(tenant: Tenant, country: string | null, body: TransactionUpdateInput & { externalId: string }) {
+/** `POST /v1/transactions`: a create, with the owner's rules first when the body asks for them (CONTRACT §23). */
+export function recordTransaction(tenant: Tenant, country: string | null, body: TransactionCreateInput): { written: Written; rulesApplied?: string[] } {
+  return tenant.write(() => {
+    const refs = new References(tenant, country)
+    if (!body.applyRules) return { written: createTransaction(tenant, country, body, { refs }) }
+    const ruled = withRules(refs, loadRules(tenant), body)
+    return { written: createTransaction(tenant, country, ruled.body, { refs }), rulesApplied: ruled.applied }
+  })
+}
+
+export function upsertTransaction(tenant: Tenant, country: string | null, body: TransactionUpsertInput) {
   return tenant.write(() => {
     // The lookup here is the one the body's externalId check then reuses.
     const refs = new References(tenant, country)
     const existing = refs.transactionByExternalId(body.externalId.trim())
-    if (!existing) return { created: true, written: createTransaction(tenant, country, body, { refs }) }
-    return { created: false, written: updateTransaction(tenant, country, existing.id, body, { refs }, existing) }
+    // On a match the rules fill only what the stored transaction leaves empty: what the user set since stays.
+    const ruled = body.applyRules ? withRules(refs, loadRules(tenant), body, existing) : undefined
+    const input = ruled?.body ?? body
+    const rulesApplied = ruled?.applied
+    if (!existing) return { created: true, written: createTransaction(tenant, country, input, { refs }), rulesApplied }
+    return { created: false, written: updateTransaction(tenant, country, existing.id, input, { refs }, existing), rulesApplied }
   })
 }
 

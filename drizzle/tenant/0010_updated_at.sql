@@ -1,6 +1,5 @@
 -- updatedAt (CONTRACT §25): every resource's time of its latest change. The columns above are
--- drizzle-kit's; the rest is written by hand. Numbered 0011 by agreement (0008-0010 are other
--- features' migrations merged beside this one).
+-- drizzle-kit's; the rest is written by hand.
 ALTER TABLE `accounts` ADD `updated_at` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE `categories` ADD `updated_at` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE `payees` ADD `updated_at` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
