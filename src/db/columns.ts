@@ -27,7 +27,7 @@ export const int = customType<{ data: number; driverData: bigint | number }>({
  *     WHERE resource = '<kind>' AND entity_id = <table>.id AND op = 'upsert'), 0));
  *   CREATE TRIGGER <table>_updated_at AFTER INSERT ON change_log
  *   WHEN NEW.resource = '<kind>' AND NEW.op = 'upsert'
- *   BEGIN UPDATE <table> SET updated_at = max(updated_at, NEW.changed_at) WHERE id = NEW.entity_id; END;
+ *   BEGIN UPDATE <table> SET updated_at = NEW.changed_at WHERE id = NEW.entity_id AND updated_at < NEW.changed_at; END;
  *
  * (drizzle/tenant/0010_updated_at.sql). The default 0 lets the column be added to a table that has
  * rows; a new row starts at its `createdAt` and its first feed entry moves it on.

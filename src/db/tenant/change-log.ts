@@ -104,7 +104,7 @@ export type UpdatedTable = 'accounts' | 'categories' | 'payees' | 'tags' | 'rule
  * feed's trigger (migration 0010) had moved it to the time of each of those steps.
  */
 export function settleCreated(tenant: Tenant, table: UpdatedTable, id: string): void {
-  tenant.sqlite.query<unknown, [string]>(`UPDATE ${table} SET updated_at = created_at WHERE id = ?`).run(id)
+  tenant.sqlite.query<unknown, [string]>(`UPDATE ${table} SET updated_at = created_at WHERE id = ? AND updated_at <> created_at`).run(id)
 }
 
 /** The seq of an entity's latest change ('0' when it has none): changes whenever the entity does. */

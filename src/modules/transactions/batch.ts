@@ -268,10 +268,11 @@ function applyAll(tenant: Tenant, country: string | null, items: readonly unknow
     }
     // The rows are in hand: each item's object needs only its categories' types, read once per category.
     const typeOf = (categoryId: string | null) => (categoryId === null ? null : (refs.category(categoryId)?.type ?? null))
-    // updatedAt as stored: the feed's trigger set it when the item changed something (CONTRACT §25).
-    const toItemData = ({ row, legs, tagIds }: Written) =>
+    // updatedAt as stored (CONTRACT §25): a created item's is its createdAt, an unchanged one's as
+    // it was read; an updated one's was set by the feed's trigger, so it is read back.
+    const toItemData = ({ row, legs, tagIds }: Written, operation: BatchOperation) =>
       toTransaction({
-        txn: { ...row, updatedAt: storedUpdatedAt(tenant, row.id) },
+        txn: operation === 'updated' ? { ...row, updatedAt: storedUpdatedAt(tenant, row.id) } : row,
         categoryType: typeOf(row.categoryId),
         splits: legs.map((leg) => ({ ...leg, categoryType: typeOf(leg.categoryId) })),
         tagIds,
@@ -280,7 +281,7 @@ function applyAll(tenant: Tenant, country: string | null, items: readonly unknow
       index,
       externalId: externalIdOf(items[index]),
       operation,
-      data: written ? toItemData(written) : null,
+      data: written ? toItemData(written, operation) : null,
       errors: [],
       rulesApplied: rulesApplied ?? null,
     }))

@@ -61,12 +61,6 @@ const statements = lazyStatements({
       .orderBy(desc(transactions.date), desc(transactions.createdAt), desc(transactions.id))
       .limit(sql.placeholder('limit'))
       .prepare(),
-  updatedAt: (db) =>
-    db
-      .select({ updatedAt: transactions.updatedAt })
-      .from(transactions)
-      .where(eq(transactions.id, sql.placeholder('id')))
-      .prepare(),
 })
 
 const txnQueries = (tenant: Tenant) => tenant.prepared(statements)
@@ -87,7 +81,8 @@ export function findTransactionView(tenant: Tenant, id: string): TransactionView
   return { ...found, splits, tagIds }
 }
 /** The stored `updatedAt` of a transaction a write has just made or changed (the feed's trigger sets it, CONTRACT §25). */
-export const storedUpdatedAt = (tenant: Tenant, id: string): number => txnQueries(tenant).updatedAt.get({ id })?.updatedAt ?? 0
+export const storedUpdatedAt = (tenant: Tenant, id: string): number =>
+  Number(tenant.sqlite.query<{ at: number | bigint }, [string]>('SELECT updated_at AS at FROM transactions WHERE id = ?').get(id)?.at ?? 0)
 export const findTransaction = (tenant: Tenant, id: string): TransactionRow | undefined => txnQueries(tenant).rowById.get({ id })
 export const findTransactionByExternalId = (tenant: Tenant, externalId: string): TransactionRow | undefined =>
   txnQueries(tenant).byExternalId.get({ externalId })
