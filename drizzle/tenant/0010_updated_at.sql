@@ -21,35 +21,34 @@ UPDATE transactions SET updated_at = max(created_at, coalesce((SELECT changed_at
 -- From now on, every change the feed records of an entity is its updatedAt: its own row's writes,
 -- and what follows from other writes (a balance, a payee's totals, a tag's count, a category's
 -- path, a transaction's category type, legs and tags). A row starts at its createdAt (the app
--- writes it) and never goes back, whatever the clock does; a row already at that time is not
--- written again. The feed's update triggers list their columns, so setting updated_at here
--- records no change of its own.
+-- writes it) and never goes back, whatever the clock does. The feed's update triggers list their
+-- columns, so setting updated_at here records no change of its own.
 CREATE TRIGGER accounts_updated_at AFTER INSERT ON change_log
 WHEN NEW.resource = 'account' AND NEW.op = 'upsert'
 BEGIN
-  UPDATE accounts SET updated_at = NEW.changed_at WHERE id = NEW.entity_id AND updated_at < NEW.changed_at;
+  UPDATE accounts SET updated_at = max(updated_at, NEW.changed_at) WHERE id = NEW.entity_id;
 END;
 --> statement-breakpoint
 CREATE TRIGGER categories_updated_at AFTER INSERT ON change_log
 WHEN NEW.resource = 'category' AND NEW.op = 'upsert'
 BEGIN
-  UPDATE categories SET updated_at = NEW.changed_at WHERE id = NEW.entity_id AND updated_at < NEW.changed_at;
+  UPDATE categories SET updated_at = max(updated_at, NEW.changed_at) WHERE id = NEW.entity_id;
 END;
 --> statement-breakpoint
 CREATE TRIGGER payees_updated_at AFTER INSERT ON change_log
 WHEN NEW.resource = 'payee' AND NEW.op = 'upsert'
 BEGIN
-  UPDATE payees SET updated_at = NEW.changed_at WHERE id = NEW.entity_id AND updated_at < NEW.changed_at;
+  UPDATE payees SET updated_at = max(updated_at, NEW.changed_at) WHERE id = NEW.entity_id;
 END;
 --> statement-breakpoint
 CREATE TRIGGER tags_updated_at AFTER INSERT ON change_log
 WHEN NEW.resource = 'tag' AND NEW.op = 'upsert'
 BEGIN
-  UPDATE tags SET updated_at = NEW.changed_at WHERE id = NEW.entity_id AND updated_at < NEW.changed_at;
+  UPDATE tags SET updated_at = max(updated_at, NEW.changed_at) WHERE id = NEW.entity_id;
 END;
 --> statement-breakpoint
 CREATE TRIGGER transactions_updated_at AFTER INSERT ON change_log
 WHEN NEW.resource = 'transaction' AND NEW.op = 'upsert'
 BEGIN
-  UPDATE transactions SET updated_at = NEW.changed_at WHERE id = NEW.entity_id AND updated_at < NEW.changed_at;
+  UPDATE transactions SET updated_at = max(updated_at, NEW.changed_at) WHERE id = NEW.entity_id;
 END;

@@ -8,5 +8,5 @@ UPDATE rules SET updated_at = max(created_at, coalesce((SELECT changed_at FROM c
 CREATE TRIGGER rules_updated_at AFTER INSERT ON change_log
 WHEN NEW.resource = 'rule' AND NEW.op = 'upsert'
 BEGIN
-  UPDATE rules SET updated_at = NEW.changed_at WHERE id = NEW.entity_id AND updated_at < NEW.changed_at;
+  UPDATE rules SET updated_at = max(updated_at, NEW.changed_at) WHERE id = NEW.entity_id;
 END;

@@ -29,7 +29,7 @@ export const int = customType<{ data: number; driverData: bigint | number }>({
  *   WHEN NEW.resource = '<kind>' AND NEW.op = 'upsert'
  *   BEGIN UPDATE <table> SET updated_at = NEW.changed_at WHERE id = NEW.entity_id AND updated_at < NEW.changed_at; END;
  *
- * (drizzle/tenant/0010_updated_at.sql). The default 0 lets the column be added to a table that has
+ * (drizzle/tenant/0010_updated_at.sql, made again by 0016_updated_at_when_moved.sql). The default 0 lets the column be added to a table that has
  * rows; a new row starts at its `createdAt` and its first feed entry moves it on.
  */
 export const updatedAt = () => int('updated_at').notNull().default(sql`0`)

@@ -172,3 +172,38 @@ describe('an owner file from before migration 0010', () => {
     expect(renamed.updatedAt).toBeGreaterThan(t0 + 5)
   })
 })
+
+describe('the updatedAt triggers (migration 0016)', () => {
+  // Pins that a feed entry no later than a row's updatedAt does not write the row again: a batch
+  // touching one account 500 times wrote it 500 times before (same result, 500× the page writes).
+  test('write a row only when its updatedAt moves', async () => {
+    const made = await server.owner({ country: 'PT' })
+    const account = (await server.request('POST', '/v1/accounts', { key: made.key, body: { name: 'Moves', type: 'bank', balance: 0, currency: 'EUR' } })).json
+      .data
+    const sqlite = server.platform.tenants.get(made.id).sqlite
+    const changes = () => Number(sqlite.query<{ n: number | bigint }, []>('SELECT total_changes() AS n').get()?.n)
+    const forget = sqlite.query("DELETE FROM change_log WHERE resource = 'account' AND entity_id = ?")
+    const record = sqlite.query('INSERT INTO change_log (resource, entity_id, op, changed_at) VALUES (?, ?, ?, ?)')
+    const stored = () => Number(sqlite.query<{ u: number }, [string]>('SELECT updated_at AS u FROM accounts WHERE id = ?').get(account.id)?.u)
+    for (const [resource, table] of [
+      ['account', 'accounts'],
+      ['rule', 'rules'],
+    ] as const)
+      expect(
+        sqlite.query<{ sql: string }, [string]>("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?").get(`${table}_updated_at`)?.sql,
+      ).toContain(`resource = '${resource}'`)
+
+    forget.run(account.id)
+    const before = changes()
+    record.run('account', account.id, 'upsert', account.updatedAt)
+    // One row: the feed entry alone; the account is not written.
+    expect(changes() - before).toBe(1)
+    expect(stored()).toBe(account.updatedAt)
+
+    forget.run(account.id)
+    const later = changes()
+    record.run('account', account.id, 'upsert', account.updatedAt + 1000)
+    expect(changes() - later).toBe(2)
+    expect(stored()).toBe(account.updatedAt + 1000)
+  })
+})
