@@ -1,4 +1,4 @@
-/** Route scopes a key can carry (SPEC §5). */
+/** Route scopes a key can carry (SPEC §5; CONTRACT §5, §28). */
 export const SCOPES = [
   'me:read',
   'accounts:read',
@@ -9,9 +9,21 @@ export const SCOPES = [
   'categories:write',
   'payees:read',
   'payees:write',
+  'keys:read',
+  'keys:write',
 ] as const
 
 export type Scope = (typeof SCOPES)[number]
+
+/**
+ * Scopes a key gets only when asked for by name (`--scopes`, `--all-scopes`, an OAuth client's
+ * `scope`): the ones over credentials. A key that can make keys can outlive its own revocation,
+ * so no key or sign-in gets that power without someone choosing it (CONTRACT §2, §28).
+ */
+export const NOT_BY_DEFAULT: readonly Scope[] = ['keys:read', 'keys:write']
+
+/** What a key or an OAuth grant gets when no scopes are named: every scope but `NOT_BY_DEFAULT`. */
+export const DEFAULT_SCOPES: readonly Scope[] = SCOPES.filter((scope) => !NOT_BY_DEFAULT.includes(scope))
 
 export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value)
 
