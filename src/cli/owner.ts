@@ -6,6 +6,7 @@ import { createOwner, createOwnerWithKey, type NewKey, type NewOwner } from './a
 import { type Flags, required, UsageError } from './args.ts'
 import { keyFlagSpecs, keyOptions } from './key.ts'
 import { ownerExists, ownerFields, PROFILE_FLAGS } from './owner-fields.ts'
+import { invite, setPassword } from './password.ts'
 import type { Session } from './session.ts'
 import type { CommandSpec, FlagSpec, GroupSpec } from './spec.ts'
 
@@ -185,6 +186,6 @@ const exportOwner: CommandSpec = {
 export const ownerGroup: GroupSpec = {
   name: 'owner',
   summary: 'owners: the people whose money pfin keeps, each in a database file of its own',
-  commands: [create, list, update, remove, exportOwner],
+  commands: [create, list, update, remove, exportOwner, setPassword, invite],
   example: 'owner list',
 }

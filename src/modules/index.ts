@@ -3,6 +3,7 @@ import { accountRoutes } from './accounts/routes.ts'
 import { agentRoutes } from './agent/routes.ts'
 import { categoryRoutes } from './categories/routes.ts'
 import { changeRoutes } from './changes/routes.ts'
+import { keyRoutes } from './keys/routes.ts'
 import { meRoutes } from './me/routes.ts'
 import { payeeRoutes } from './payees/routes.ts'
 import { tagRoutes } from './tags/routes.ts'
@@ -18,4 +19,5 @@ export const routes: AnyRoute[] = [
   ...payeeRoutes,
   ...tagRoutes,
   ...changeRoutes,
+  ...keyRoutes,
 ]

@@ -35,7 +35,7 @@ export function invoke(platform: Platform, route: AnyRoute, state: RequestState,
     if (route.query) assertValid(route.query, call.query ?? {}, 'query')
     state.query = call.query ?? {}
     state.body = call.body
-    const input = new Input(platform.tenants, state, call.params ?? {})
+    const input = new Input(platform, state, call.params ?? {})
     if (route.method !== 'POST' && route.method !== 'PATCH') {
       const reply = route.handle(input)
       return { status: reply.status, body: reply.serialized ?? JSON.stringify(reply.body), location: reply.location, headers: reply.headers }

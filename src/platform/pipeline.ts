@@ -6,7 +6,7 @@ import { PROBLEM_CONTENT_TYPE } from './errors.ts'
 import type { DeferredOperations } from './openapi.ts'
 import type { AnyRoute } from './route.ts'
 import { assertValid, coerceQuery } from './validation.ts'
-import { Input, performGroupedWrite, prepareWrite } from './write-path.ts'
+import { Input, performControlWrite, performGroupedWrite, prepareWrite } from './write-path.ts'
 
 /**
  * The request pipeline, in the order of CONTRACT §6: route → authentication → rate limit →
@@ -45,15 +45,14 @@ function execute(platform: Platform, route: AnyRoute, state: RequestState, param
     set.headers['x-request-id'] = replay.requestId
     return respond(set, replay.status, replay.body, replay.location, { 'idempotent-replayed': 'true' })
   }
-  const input = new Input(platform.tenants, state, params)
+  const input = new Input(platform, state, params)
   const idem = state.idempotency
   if (!idem) {
     const reply = route.handle(input)
     return respond(set, reply.status, reply.serialized ?? JSON.stringify(reply.body), reply.location, reply.headers)
   }
-  return performGroupedWrite(platform, route, state, input, idem).then((outcome) =>
-    respond(set, outcome.status, outcome.body, outcome.location, outcome.headers),
-  )
+  const perform = route.store === 'control' ? performControlWrite : performGroupedWrite
+  return perform(platform, route, state, input, idem).then((outcome) => respond(set, outcome.status, outcome.body, outcome.location, outcome.headers))
 }
 
 type RouteContext = { request: Request; params: unknown; set: ResponseSetter }

@@ -1,4 +1,5 @@
 import type { Static, TSchema } from '@sinclair/typebox'
+import type { ControlStore } from '../db/control/store.ts'
 import type { Tenant } from '../db/tenant/tenant.ts'
 import type { AuthContext } from './auth.ts'
 import type { ErrorCode } from './errors.ts'
@@ -17,6 +18,10 @@ export interface HandlerInput<B, Q, P> {
   auth: AuthContext
   /** The caller's database, opened on first use. */
   readonly tenant: Tenant
+  /** The shared control database, for routes over credentials (`store: 'control'`). */
+  readonly control: ControlStore
+  /** What the route's `prepare` made before the write's transaction. */
+  readonly prepared?: unknown
   body: B
   query: Q
   params: P
@@ -35,6 +40,11 @@ export type Reply<T> = {
   headers?: Record<string, string>
   body: T
   serialized?: string
+  /**
+   * What a replay of this write answers, when it must differ from `body`: a new key's secret is
+   * shown once and never stored (CONTRACT §28). Only for `store: 'control'` routes.
+   */
+  stored?: T
 }
 
 export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | undefined, P extends TSchema | undefined, R extends TSchema> {
@@ -62,6 +72,13 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
   responseHeaders?: Record<string, { description: string; schema: Record<string, unknown> }>
   /** Errors this route can return beyond the shared ones (auth, limits, idempotency, bodies). */
   errors?: readonly ErrorCode[]
+  /**
+   * Where a write's effects live: the owner's file (default), or control.db for the routes over
+   * credentials, whose answer is then kept in control.db in the same transaction (CONTRACT §28).
+   */
+  store?: 'control'
+  /** Async work a write needs before its synchronous transaction (hashing a new key's secret). */
+  prepare?: () => Promise<unknown>
   requestExample?: unknown
   responseExample?: unknown
   handle(input: HandlerInput<StaticOf<B>, StaticOf<Q>, StaticOf<P>>): Reply<Static<R>>
