@@ -41,7 +41,10 @@ describe('a native app', () => {
     expect(me.json.data.id).toBe(ownerId)
     expect(me.json.data.scopes).toEqual(['me:read', 'accounts:read', 'keys:read'])
     // Scopes hold as for keys: this grant may not write accounts.
-    const write = await server.request('POST', '/v1/accounts', { key: first.access_token, body: { name: 'Cash', type: 'physical', balance: 0, currency: 'EUR' } })
+    const write = await server.request('POST', '/v1/accounts', {
+      key: first.access_token,
+      body: { name: 'Cash', type: 'physical', balance: 0, currency: 'EUR' },
+    })
     expect(write.status).toBe(403)
     expect(write.json.code).toBe('insufficient_scope')
 

@@ -27,7 +27,12 @@ export async function discover(server: TestServer): Promise<oauth.AuthorizationS
 export function hiddenFields(html: string): Record<string, string> {
   const fields: Record<string, string> = {}
   for (const match of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
-    fields[match[1] as string] = (match[2] as string).replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>')
+    fields[match[1] as string] = (match[2] as string)
+      .replaceAll('&amp;', '&')
+      .replaceAll('&quot;', '"')
+      .replaceAll('&#39;', "'")
+      .replaceAll('&lt;', '<')
+      .replaceAll('&gt;', '>')
   }
   return fields
 }
@@ -94,7 +99,11 @@ export class NativeApp {
       },
     })
     const registered = await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(as, { client_name: name, redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' }, insecure),
+      await oauth.dynamicClientRegistrationRequest(
+        as,
+        { client_name: name, redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' },
+        insecure,
+      ),
     )
     app = new NativeApp(as, registered as oauth.Client, `http://127.0.0.1:${listener.port}/callback`, listener)
     return app
@@ -136,7 +145,11 @@ export class NativeApp {
   }
 
   async refresh(refreshToken: string) {
-    return oauth.processRefreshTokenResponse(this.as, this.client, await oauth.refreshTokenGrantRequest(this.as, this.client, oauth.None(), refreshToken, insecure))
+    return oauth.processRefreshTokenResponse(
+      this.as,
+      this.client,
+      await oauth.refreshTokenGrantRequest(this.as, this.client, oauth.None(), refreshToken, insecure),
+    )
   }
 
   /** The token endpoint's raw answer to a refresh (for refusals). */
