@@ -56,7 +56,7 @@ describe('a native app', () => {
     // The first refresh token again: stolen, or a copy. The whole grant ends.
     const reused = await app.rawRefresh(first.refresh_token as string)
     expect(reused.status).toBe(400)
-    expect((await reused.json()).error).toBe('invalid_grant')
+    expect(((await reused.json()) as { error: string }).error).toBe('invalid_grant')
     expect((await server.request('GET', '/v1/me', { key: second.access_token })).status).toBe(401)
     expect((await app.rawRefresh(second.refresh_token as string)).status).toBe(400)
 

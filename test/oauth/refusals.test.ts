@@ -143,7 +143,7 @@ describe('registration (RFC 7591)', () => {
     for (const uri of ['http://app.example/cb', 'javascript:alert(1)', 'data:text/html,x', 'https://app.example/cb#frag', 'not a uri', 'file:///etc/passwd']) {
       const answer = await register({ client_name: 'x', redirect_uris: [uri] })
       expect(answer.status).toBe(400)
-      expect((await answer.json()).error).toBe('invalid_redirect_uri')
+      expect(((await answer.json()) as { error: string }).error).toBe('invalid_redirect_uri')
     }
     expect((await register({ client_name: 'x' })).status).toBe(400)
   })
@@ -155,7 +155,7 @@ describe('registration (RFC 7591)', () => {
       token_endpoint_auth_method: 'client_secret_basic',
     })
     expect(answer.status).toBe(201)
-    const body = await answer.json()
+    const body = (await answer.json()) as Record<string, unknown>
     expect(body).toMatchObject({ client_name: 'Budget Buddy', redirect_uris: ['com.example.budget:/oauth'], token_endpoint_auth_method: 'none' })
     expect(body.client_secret).toBeUndefined()
   })
