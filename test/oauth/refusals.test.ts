@@ -176,7 +176,7 @@ describe('the sign-in page', () => {
     const hash = new Bun.CryptoHasher('sha256').update(style).digest('base64')
     expect(csp).toContain(`'sha256-${hash}'`)
     expect(page.headers.get('x-frame-options')).toBe('DENY')
-    expect(page.headers.get('referrer-policy')).toBe('no-referrer')
+    expect(page.headers.get('referrer-policy')).toBe('same-origin')
     expect(page.html).toContain('Budget Buddy (iOS)')
     expect(page.cookie).toStartWith('pfin_csrf=')
   })

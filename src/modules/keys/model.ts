@@ -5,7 +5,10 @@ import { SCOPES } from '../../platform/scopes.ts'
 
 /** The owner's own credentials (CONTRACT §28): personal API keys and the apps signed in with OAuth. */
 
-const ScopeName = t.String({ enum: [...SCOPES] })
+const ScopeName = t.Union(
+  SCOPES.map((scope) => t.Literal(scope)),
+  { description: SCOPES.join(', ') },
+)
 
 export const ApiKey = t.Object(
   {

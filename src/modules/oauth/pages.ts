@@ -24,7 +24,8 @@ export function pageHeaders(formTarget?: string): Record<string, string> {
     'content-type': 'text/html; charset=utf-8',
     'content-security-policy': `default-src 'none'; style-src ${styleHash}; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     'x-frame-options': 'DENY',
-    'referrer-policy': 'no-referrer',
+    // Not no-referrer: a browser then sends `Origin: null` with the form, and the origin check could not tell it from a forgery.
+    'referrer-policy': 'same-origin',
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
   }

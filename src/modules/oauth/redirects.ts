@@ -62,5 +62,6 @@ export function formActionSource(uri: string): string {
 /** How the consent page names where the person will be sent: the host, or the app's scheme. */
 export function redirectShown(uri: string): string {
   const url = new URL(uri)
-  return url.protocol === 'http:' || url.protocol === 'https:' ? url.host : `${url.protocol} (an app on this device)`
+  if (isLoopback(url)) return `an app on this device (${url.host})`
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.host : `an app on this device (${url.protocol})`
 }
