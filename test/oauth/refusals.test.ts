@@ -107,7 +107,7 @@ describe('the code', () => {
     })
   })
 
-  test('a code redeemed twice gives nothing the second time and revokes what it gave (OAuth 2.1 §4.1.3)', async () => {
+  test('a code redeemed twice gives nothing the second time and revokes what it gave (RFC 6749 §4.1.2)', async () => {
     const { callback, state, verifier } = await code()
     const tokens = await app.exchange(callback, state, verifier)
     expect((await server.request('GET', '/v1/me', { key: tokens.access_token })).status).toBe(200)

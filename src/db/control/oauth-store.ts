@@ -153,7 +153,7 @@ export class OAuthStore {
 
   /**
    * Rotates a refresh token: marks it used and stores its successors, in one transaction. A
-   * refresh token used before revokes its whole grant (it was copied: OAuth 2.1 §4.3.1).
+   * refresh token used before revokes its whole grant (it was copied: RFC 9700 §4.14.2).
    */
   rotateRefresh(
     tokenHash: string,

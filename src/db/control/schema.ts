@@ -132,7 +132,7 @@ export const oauthCodes = sqliteTable('oauth_codes', {
   codeChallenge: text('code_challenge').notNull(),
   createdAt: int('created_at').notNull(),
   expiresAt: int('expires_at').notNull(),
-  /** The grant its redemption made: a second redemption revokes it (OAuth 2.1 §4.1.3). */
+  /** The grant its redemption made: a second redemption revokes it (RFC 6749 §4.1.2). */
   grantId: text('grant_id'),
 })
 

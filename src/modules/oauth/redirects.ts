@@ -1,5 +1,5 @@
 /**
- * Redirect URIs (CONTRACT §28; RFC 8252 for native apps, OAuth 2.1 §2.3): what a client may
+ * Redirect URIs (CONTRACT §28; RFC 8252 for native apps, RFC 9700 §4.1.3 for exact matching): what a client may
  * register, and how a request's URI is matched against what it registered.
  */
 
