@@ -1365,7 +1365,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1500,7 +1500,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1633,7 +1633,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -1792,7 +1792,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2036,7 +2036,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2231,7 +2231,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2375,7 +2375,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2565,7 +2565,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2793,7 +2793,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2953,7 +2953,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3198,7 +3198,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3436,7 +3436,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3631,7 +3631,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3775,7 +3775,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3965,7 +3965,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4186,7 +4186,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4346,7 +4346,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4591,7 +4591,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4787,7 +4787,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4931,7 +4931,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5121,7 +5121,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5339,7 +5339,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5499,7 +5499,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5741,7 +5741,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5936,7 +5936,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6112,7 +6112,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6329,7 +6329,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6486,7 +6486,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6726,7 +6726,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6920,7 +6920,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7064,7 +7064,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7253,7 +7253,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7469,7 +7469,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7618,7 +7618,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7779,7 +7779,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7973,7 +7973,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -8117,7 +8117,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
