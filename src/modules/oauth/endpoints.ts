@@ -89,9 +89,10 @@ export function oauthEndpoints(platform: Platform, server: ServerLookup) {
 
   /** Runs a handler with the request's id, the caller's counts (counted or only shown) and a log line. */
   const serve =
-    (count: boolean, handle: (request: Request, state: RequestState, issuer: string) => Answer | Promise<Answer>) =>
+    (route: string, count: boolean, handle: (request: Request, state: RequestState, issuer: string) => Answer | Promise<Answer>) =>
     async ({ request }: { request: Request }) => {
       const state = requestStateOf(request, server)
+      state.route = route
       const headers: HeaderSink = { 'x-request-id': state.requestId }
       const issuer = platform.config.publicUrl
       let answer: Answer
@@ -475,16 +476,18 @@ export function oauthEndpoints(platform: Platform, server: ServerLookup) {
   return new Elysia({ name: 'oauth' })
     .get(
       '/.well-known/oauth-authorization-server',
-      serve(false, (_r, _s, issuer) => json(200, authorizationServerMetadata(issuer), { 'cache-control': 'max-age=3600' })),
+      serve('/.well-known/oauth-authorization-server', false, (_r, _s, issuer) =>
+        json(200, authorizationServerMetadata(issuer), { 'cache-control': 'max-age=3600' }),
+      ),
       options,
     )
-    .get('/.well-known/oauth-protected-resource', serve(false, resourceMetadata(null)), options)
-    .get('/.well-known/oauth-protected-resource/v1', serve(false, resourceMetadata('v1')), options)
-    .get('/.well-known/oauth-protected-resource/mcp', serve(false, resourceMetadata('mcp')), options)
-    .get('/oauth/authorize', serve(true, authorize), options)
-    .post('/oauth/token', serve(true, token), options)
-    .post('/oauth/register', serve(true, register), options)
-    .post('/oauth/revoke', serve(true, revoke), options)
-    .get('/signin', serve(true, signinPage), options)
-    .post('/signin', serve(true, signinForm), options)
+    .get('/.well-known/oauth-protected-resource', serve('/.well-known/oauth-protected-resource', false, resourceMetadata(null)), options)
+    .get('/.well-known/oauth-protected-resource/v1', serve('/.well-known/oauth-protected-resource/v1', false, resourceMetadata('v1')), options)
+    .get('/.well-known/oauth-protected-resource/mcp', serve('/.well-known/oauth-protected-resource/mcp', false, resourceMetadata('mcp')), options)
+    .get('/oauth/authorize', serve('/oauth/authorize', true, authorize), options)
+    .post('/oauth/token', serve('/oauth/token', true, token), options)
+    .post('/oauth/register', serve('/oauth/register', true, register), options)
+    .post('/oauth/revoke', serve('/oauth/revoke', true, revoke), options)
+    .get('/signin', serve('/signin', true, signinPage), options)
+    .post('/signin', serve('/signin', true, signinForm), options)
 }
