@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
 import { ControlStore } from '../../src/db/control/store.ts'
 import { verifyPassword } from '../../src/platform/passwords.ts'
@@ -9,6 +9,9 @@ import { type CliResult, cliJson, expectUsageError, parseOneObject, scratchDirs 
  * never an argument, and meets the policy; a login name is unique; an invitation needs
  * PUBLIC_URL, is printed once and kept only as a hash.
  */
+
+// Each command is a process of its own (argon2 included): seconds apiece on a busy machine.
+setDefaultTimeout(60_000)
 
 const ROOT = join(import.meta.dir, '..', '..')
 const fresh = scratchDirs()
@@ -66,6 +69,9 @@ describe('owner set-password', () => {
     expect(storedLogin(dir, ana)).toBeUndefined()
     expect((await run(dir, ['owner', 'set-password', '--owner', ana, '--login', 'ana'], { stdin: 'a long enough secret' })).code).toBe(0)
     expectUsageError(await run(dir, ['owner', 'set-password', '--owner', bea, '--login', 'ANA'], { stdin: 'a long enough secret' }), /belongs to another owner/)
+    // Deleting an owner takes its login along (its rows reference the owner), and frees the name.
+    expect((await run(dir, ['owner', 'delete', '--owner', ana, '--yes'])).code).toBe(0)
+    expect((await run(dir, ['owner', 'set-password', '--owner', bea, '--login', 'ana'], { stdin: 'a long enough secret' })).code).toBe(0)
   })
 })
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { startTestServer, type TestServer } from '../support/harness.ts'
 
 /**
@@ -7,6 +7,9 @@ import { startTestServer, type TestServer } from '../support/harness.ts'
  * never stored (a replay answers `key: null`); revocation stops a key on the next request;
  * lists page keys and grants together; another owner's keys are not there.
  */
+
+// Sign-ins run argon2 (and some tests many): seconds on a busy machine.
+setDefaultTimeout(60_000)
 
 let server: TestServer
 let manager: { id: string; key: string; keyId: string }

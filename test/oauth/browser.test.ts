@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdirSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,6 +13,9 @@ import { givePassword, NativeApp, PASSWORD } from './native-app.ts'
  * address with a code, and the form's redirect passes the page's `form-action`. Skipped where
  * no Chromium is installed, as the /docs browser test is.
  */
+
+// Sign-ins run argon2 (and some tests many): seconds on a busy machine.
+setDefaultTimeout(60_000)
 
 const chromium = findChromium()
 if (!chromium) console.warn('SKIPPED sign-in browser test: no Chromium found (see test/docs/browser.test.ts). Install it with `apt-get install -y chromium`.')

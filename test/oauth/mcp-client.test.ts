@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import {
   Client,
   type OAuthClientInformationMixed,
@@ -17,6 +17,9 @@ import { givePassword, openSignIn, PASSWORD, submitSignIn } from './native-app.t
  * pfin as the authorization server; the client registers itself, the person signs in on the
  * page, and the client lists the tools its grant allows.
  */
+
+// Sign-ins run argon2 (and some tests many): seconds on a busy machine.
+setDefaultTimeout(60_000)
 
 let server: TestServer
 

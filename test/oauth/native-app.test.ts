@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { startTestServer, type TestServer } from '../support/harness.ts'
 import { givePassword, NativeApp, PASSWORD } from './native-app.ts'
 
@@ -8,6 +8,9 @@ import { givePassword, NativeApp, PASSWORD } from './native-app.ts'
  * token rotates), is caught reusing an old refresh token (the whole grant is revoked), signs in
  * again, and the person signs it out from `DELETE /v1/keys/{id}`.
  */
+
+// Sign-ins run argon2 (and some tests many): seconds on a busy machine.
+setDefaultTimeout(60_000)
 
 let server: TestServer
 let app: NativeApp

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import * as oauth from 'oauth4webapi'
 import { startTestServer, type TestServer } from '../support/harness.ts'
 import { givePassword, NativeApp, openSignIn, PASSWORD, submitSignIn } from './native-app.ts'
@@ -9,6 +9,9 @@ import { givePassword, NativeApp, openSignIn, PASSWORD, submitSignIn } from './n
  * wrong verifier, client registrations with unsafe redirect URIs, forged forms; and its
  * documents (RFC 8414, RFC 9728), and that all of it is off without PUBLIC_URL.
  */
+
+// Sign-ins run argon2 (and some tests many): seconds on a busy machine.
+setDefaultTimeout(60_000)
 
 let server: TestServer
 let app: NativeApp

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { tokenHash } from '../../src/platform/auth.ts'
 import { startTestServer, type TestServer } from '../support/harness.ts'
 import { givePassword, hiddenFields, NativeApp, openSignIn, PASSWORD, type SignInPage, submitSignIn } from './native-app.ts'
@@ -8,6 +8,9 @@ import { givePassword, hiddenFields, NativeApp, openSignIn, PASSWORD, type SignI
  * lock and the answers read the same for a name no owner has, an unknown name costs the same
  * argon2 check; invitations set a password once, within 24 hours, under the password policy.
  */
+
+// Sign-ins run argon2 (and some tests many): seconds on a busy machine.
+setDefaultTimeout(60_000)
 
 let server: TestServer
 let app: NativeApp
@@ -40,7 +43,7 @@ describe('brute force', () => {
     const known = await page()
     const times = { known: [] as number[], unknown: [] as number[] }
     const answers: string[] = []
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 5; i++) {
       for (const [kind, login] of [
         ['known', 'ana'],
         ['unknown', 'nobody-here'],
@@ -54,10 +57,11 @@ describe('brute force', () => {
     }
     expect(new Set(answers).size).toBe(1)
     expect(answers[0]).toContain('The login or the password is wrong.')
-    // Both run one argon2 check (the unknown one against a decoy): within a factor of three.
-    const median = (values: number[]) => values.sort((a, b) => a - b)[1] as number
-    expect(median(times.unknown)).toBeGreaterThan(median(times.known) / 3)
-    expect(median(times.unknown)).toBeLessThan(median(times.known) * 3)
+    // Both run one argon2 check (the unknown one against a decoy): medians within a factor of four
+    // (without the decoy an unknown login answers in well under a tenth of the time).
+    const median = (values: number[]) => values.sort((a, b) => a - b)[2] as number
+    expect(median(times.unknown)).toBeGreaterThan(median(times.known) / 4)
+    expect(median(times.unknown)).toBeLessThan(median(times.known) * 4)
   })
 
   /** A server of its own, so that one test's failures do not lock the address for the next. */

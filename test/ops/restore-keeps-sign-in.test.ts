@@ -1,4 +1,4 @@
-import { afterAll, expect, test } from 'bun:test'
+import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
 import { ControlStore } from '../../src/db/control/store.ts'
 import { tokenHash } from '../../src/platform/auth.ts'
@@ -11,6 +11,9 @@ import { admin, adminJson, cleanup, processEnv, tempDir } from '../support/proce
  * control.db brings back an old password (one the owner changed because it leaked) and a grant
  * the owner had signed out, with its refresh token working again.
  */
+
+// Sign-ins run argon2 (and some tests many): seconds on a busy machine.
+setDefaultTimeout(60_000)
 
 afterAll(cleanup)
 

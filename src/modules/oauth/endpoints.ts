@@ -97,6 +97,7 @@ export function oauthEndpoints(platform: Platform, server: ServerLookup) {
       const issuer = platform.config.publicUrl
       let answer: Answer
       if (!issuer) {
+        platform.limiter.peek(`ip:${state.ip}`, platform.limits.anonymous, headers)
         const body = problemBody(
           'route_not_found',
           `No route matches ${request.method.slice(0, 16)} on this path: sign-in and OAuth are off until the operator sets PUBLIC_URL`,
@@ -133,7 +134,8 @@ export function oauthEndpoints(platform: Platform, server: ServerLookup) {
     if (!client)
       return html(400, messagePage('Unknown app', 'This sign-in link names no app registered with this pfin server. Start again from your app.'), pageHeaders())
     const asked = single(params, 'redirect_uri')
-    const redirectUri = asked ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined)
+    // Absent: the one registered URI, if there is one; given twice (null): none.
+    const redirectUri = asked === undefined && client.redirectUris.length === 1 ? client.redirectUris[0] : asked
     if (!redirectUri || !redirectUriMatches(client.redirectUris, redirectUri))
       return html(
         400,
