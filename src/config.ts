@@ -30,6 +30,11 @@ export interface Config {
   backupKeep: number
   /** What one owner may hold (CONTRACT §19): its file's size, and how many accounts, categories, payees and tags. */
   ownerLimits: OwnerLimits
+  /**
+   * The origin clients reach pfin at (`https://pfin.example.com`): the OAuth issuer, and where
+   * sign-in links point (CONTRACT §28). Null: sign-in and OAuth are off.
+   */
+  publicUrl: string | null
   /** Access log lines on stdout: json, pretty, or off (default: json unless stdout is a terminal). */
   logFormat: 'json' | 'pretty' | 'off'
 }
@@ -100,6 +105,28 @@ function intFrom(env: Record<string, string | undefined>, name: string, fallback
   return value
 }
 
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost'])
+
+/**
+ * `PUBLIC_URL`: an origin only (OAuth's well-known documents sit at the root of the issuer), over
+ * https, or http to a loopback address (a password must not cross a network in the clear).
+ */
+function publicUrlFrom(raw: string | undefined): string | null {
+  const text = raw?.trim()
+  if (!text) return null
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be a URL such as https://pfin.example.com, got "${raw}"`)
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)))
+    throw new ConfigError(`PUBLIC_URL must use https (http only for 127.0.0.1, [::1] or localhost), got "${raw}"`)
+  if (url.username || url.password || url.search || url.hash || text.includes('#') || (url.pathname !== '/' && url.pathname !== ''))
+    throw new ConfigError(`PUBLIC_URL must be an origin with no path, query or user (https://pfin.example.com), got "${raw}"`)
+  return url.origin
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const port = intFrom(env, 'PORT', 3000, 0)
   if (port > 65535) throw new ConfigError(`PORT must be between 0 and 65535, got "${env.PORT}"`)
@@ -125,6 +152,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     backupIntervalHours: intFrom(env, 'BACKUP_INTERVAL_HOURS', 24, 1),
     backupKeep: intFrom(env, 'BACKUP_KEEP', 7, 1),
     logFormat: logFormatFrom(env.LOG_FORMAT),
+    publicUrl: publicUrlFrom(env.PUBLIC_URL),
     ownerLimits: {
       quotaBytes: intFrom(env, 'OWNER_QUOTA_MB', DEFAULT_OWNER_LIMITS.quotaBytes / 1_048_576, 1) * 1_048_576,
       accounts: intFrom(env, 'OWNER_MAX_ACCOUNTS', DEFAULT_OWNER_LIMITS.accounts, 1),

@@ -9,6 +9,7 @@ import { unexpectedProblem } from './platform/storage-problem.ts'
 import { TenantRegistry } from './db/tenant/registry.ts'
 import { purgeTombstones } from './db/tenant/change-log.ts'
 import { mcpEndpoint } from './modules/mcp/endpoint.ts'
+import { oauthEndpoints } from './modules/oauth/endpoints.ts'
 import { routes as v1Routes } from './modules/index.ts'
 import { Authenticator } from './platform/auth.ts'
 import { clientLookup, type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
@@ -241,6 +242,7 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
     })
     .use(uncountedRoutes(platform, base, operations, server))
     .use(mcpEndpoint(platform, routes, server))
+    .use(oauthEndpoints(platform, server))
 
   mountRoutes(app as unknown as Elysia, platform, routes, operations, server)
   return app
@@ -319,6 +321,7 @@ export function startMaintenance(platform: Platform): () => void {
       for (const tenant of platform.tenants.openTenants()) purgeTombstones(tenant, Date.now() - tenant.tombstoneRetentionMs)
       platform.idempotency.purge(platform.tenants.openTenants())
       platform.limiter.purge()
+      platform.control.oauth.purge(Date.now())
     } catch (error) {
       platform.log(`idempotency purge failed: ${String(error)}`)
     }

@@ -3,7 +3,7 @@ import type { TenantRegistry } from '../db/tenant/registry.ts'
 import { profile } from '../db/tenant/schema.ts'
 import { mintApiKey } from '../platform/auth.ts'
 import { newId } from '../db/ids.ts'
-import { SCOPES, type Scope } from '../platform/scopes.ts'
+import { DEFAULT_SCOPES, type Scope } from '../platform/scopes.ts'
 import { UsageError } from './args.ts'
 
 /** The admin operations behind the CLI, callable from tests with already-checked input. */
@@ -38,7 +38,7 @@ function keyRow(minted: Minted, ownerId: string, options: KeyOptions, now: numbe
     id: minted.keyId,
     ownerId,
     name: options.name ?? null,
-    scopes: [...(options.scopes ?? SCOPES)],
+    scopes: [...(options.scopes ?? DEFAULT_SCOPES)],
     secretHash: minted.secretHash,
     createdAt: now,
     lastUsedAt: null,

@@ -1,4 +1,4 @@
-import { isScope, SCOPES, type Scope } from '../platform/scopes.ts'
+import { DEFAULT_SCOPES, isScope, NOT_BY_DEFAULT, SCOPES, type Scope } from '../platform/scopes.ts'
 import { createKey, type KeyOptions, rotateKey, updateKeyScopes } from './admin.ts'
 import { type Flags, optional, parseDuration, required, UsageError } from './args.ts'
 import { ownerExists } from './owner-fields.ts'
@@ -10,7 +10,8 @@ import type { CommandSpec, FlagSpec, GroupSpec } from './spec.ts'
  */
 function parseScopes(text: string | undefined, all: boolean): Scope[] {
   if (all && text !== undefined) throw new UsageError('use either --scopes or --all-scopes, not both')
-  if (all || text === undefined) return [...SCOPES]
+  if (all) return [...SCOPES]
+  if (text === undefined) return [...DEFAULT_SCOPES]
   const scopes = text.split(',').map((s) => s.trim())
   if (scopes.some((s) => s === '')) throw new UsageError(`--scopes has an empty item in "${text}"; separate scopes with single commas`)
   const repeated = scopes.find((s, i) => scopes.indexOf(s) !== i)
@@ -23,8 +24,12 @@ function parseScopes(text: string | undefined, all: boolean): Scope[] {
 /** The flags `key create` and `owner create --with-key` share; `nameFlag` is the key's label flag. */
 export function keyFlagSpecs(nameFlag: string): FlagSpec[] {
   return [
-    { name: 'scopes', value: 's1,s2', about: `the key's scopes, comma-separated (default: all ${SCOPES.length}: ${SCOPES.join(', ')})` },
-    { name: 'all-scopes', about: `all ${SCOPES.length} scopes (the default, said out loud)` },
+    {
+      name: 'scopes',
+      value: 's1,s2',
+      about: `the key's scopes, comma-separated (default: every scope but ${NOT_BY_DEFAULT.join(', ')}: ${DEFAULT_SCOPES.join(', ')})`,
+    },
+    { name: 'all-scopes', about: `every scope, ${NOT_BY_DEFAULT.join(' and ')} (managing keys) included` },
     { name: nameFlag, value: 'LABEL', about: 'a label for key list (at most 200 characters)' },
     { name: 'expires-in', value: '30d', about: 'the key stops working after this long: 45s, 90m, 12h, 30d, 2w (default: never)' },
   ]

@@ -1,11 +1,12 @@
 import { existsSync, rmSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { profile } from '../db/tenant/schema.ts'
-import { SCOPES } from '../platform/scopes.ts'
+import { DEFAULT_SCOPES, SCOPES } from '../platform/scopes.ts'
 import { createOwner, createOwnerWithKey, type NewKey, type NewOwner } from './admin.ts'
 import { type Flags, required, UsageError } from './args.ts'
 import { keyFlagSpecs, keyOptions } from './key.ts'
 import { ownerExists, ownerFields, PROFILE_FLAGS } from './owner-fields.ts'
+import { invite, setPassword } from './password.ts'
 import type { Session } from './session.ts'
 import type { CommandSpec, FlagSpec, GroupSpec } from './spec.ts'
 
@@ -33,7 +34,12 @@ function newOwner(flags: Flags): NewOwner {
  */
 function printFirstKey(s: Session, ownerId: string, name: string, key: NewKey, expiresAt: number | null): void {
   process.stdout.write(`export PFIN_API_KEY=${key.key}\n`)
-  const scopes = key.scopes.length === SCOPES.length ? `all ${SCOPES.length} scopes` : `the scopes ${key.scopes.join(', ')}`
+  const scopes =
+    key.scopes.length === SCOPES.length
+      ? 'every scope'
+      : key.scopes.length === DEFAULT_SCOPES.length && DEFAULT_SCOPES.every((scope) => key.scopes.includes(scope))
+        ? 'the default scopes (all but keys:read and keys:write)'
+        : `the scopes ${key.scopes.join(', ')}`
   const port = s.config.port === 0 ? '<the port the server printed>' : String(s.config.port)
   const lines = [
     `Created owner ${ownerId} (${name}) and its first API key, ${key.id}, with ${scopes}; ${expiresAt === null ? 'it does not expire' : `it expires at ${new Date(expiresAt).toISOString()}`}.`,
@@ -180,6 +186,6 @@ const exportOwner: CommandSpec = {
 export const ownerGroup: GroupSpec = {
   name: 'owner',
   summary: 'owners: the people whose money pfin keeps, each in a database file of its own',
-  commands: [create, list, update, remove, exportOwner],
+  commands: [create, list, update, remove, exportOwner, setPassword, invite],
   example: 'owner list',
 }

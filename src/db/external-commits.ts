@@ -36,6 +36,14 @@ export class ExternalCommits {
     return this.generation
   }
 
+  /**
+   * Marks a change this process made that cached readers must see too (a key or grant revoked
+   * through the API): the next `current` returns a new generation, as after another's commit.
+   */
+  changedHere(): void {
+    this.generation++
+  }
+
   close(): void {
     this.version.finalize()
   }

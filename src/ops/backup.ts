@@ -98,6 +98,11 @@ function forgetOwners(control: string, ownerIds: string[]): void {
       for (const id of ownerIds) {
         db.run('DELETE FROM idempotency_records WHERE owner_id = ?', [id])
         db.run('DELETE FROM api_keys WHERE owner_id = ?', [id])
+        // Sign-in (CONTRACT §28), where this control.db has it.
+        if (db.query("SELECT 1 FROM sqlite_master WHERE name = 'oauth_tokens'").get() !== null) {
+          db.run('DELETE FROM oauth_tokens WHERE grant_id IN (SELECT id FROM oauth_grants WHERE owner_id = ?)', [id])
+          for (const table of ['oauth_codes', 'oauth_grants', 'owner_invites', 'owner_logins']) db.run(`DELETE FROM ${table} WHERE owner_id = ?`, [id])
+        }
         db.run('DELETE FROM owners WHERE id = ?', [id])
       }
     })()

@@ -120,6 +120,30 @@ export function keepCredentials(dataDir: string, previous: string | null): KeptC
   }
 }
 
+/** Sign-in's tables, parents first (CONTRACT §28). */
+const SIGN_IN_TABLES = ['owner_logins', 'owner_invites', 'oauth_clients', 'oauth_grants', 'oauth_codes', 'oauth_tokens'] as const
+
+/**
+ * Passwords, invitations and apps signed in are credentials too, and are kept whole as they
+ * were before the restore: a password changed since stays changed, an app signed out since stays
+ * out (its tokens are gone), and none of the backup's is brought back. The replaced control.db
+ * of a pfin from before sign-in has none of these tables: then the backup's stand.
+ */
+function keepSignIn(control: Database): void {
+  const present = control
+    .query<{ name: string }, []>(`SELECT name FROM previous.sqlite_master WHERE type = 'table' AND name IN (${SIGN_IN_TABLES.map((t) => `'${t}'`).join(', ')})`)
+    .all()
+  if (present.length !== SIGN_IN_TABLES.length) return
+  for (const table of [...SIGN_IN_TABLES].reverse()) control.run(`DELETE FROM main.${table}`)
+  const owned = 'owner_id IN (SELECT id FROM main.owners)'
+  control.run(`INSERT INTO main.owner_logins ${rowsOf(control, 'previous', 'owner_logins')} WHERE ${owned}`)
+  control.run(`INSERT INTO main.owner_invites ${rowsOf(control, 'previous', 'owner_invites')} WHERE ${owned}`)
+  control.run(`INSERT INTO main.oauth_clients ${rowsOf(control, 'previous', 'oauth_clients')}`)
+  control.run(`INSERT INTO main.oauth_grants ${rowsOf(control, 'previous', 'oauth_grants')} WHERE ${owned}`)
+  control.run(`INSERT INTO main.oauth_codes ${rowsOf(control, 'previous', 'oauth_codes')} WHERE ${owned}`)
+  control.run(`INSERT INTO main.oauth_tokens ${rowsOf(control, 'previous', 'oauth_tokens')} WHERE grant_id IN (SELECT id FROM main.oauth_grants)`)
+}
+
 /** Brings `from`'s revocations, and the keys and owners `into` lacks, into the control database `into`. */
 function mergeCredentials(into: string, from: string): KeptCredentials {
   const control = openDatabase(into, { synchronous: 'NORMAL', migrations: controlMigrations })
@@ -143,6 +167,7 @@ function mergeCredentials(into: string, from: string): KeptCredentials {
         for (const ownerId of newOwners) {
           control.run(`INSERT OR IGNORE INTO main.idempotency_records ${rowsOf(control, 'previous', 'idempotency_records')} WHERE owner_id = ?`, [ownerId])
         }
+        keepSignIn(control)
         return { revokedKeys, newKeys, newOwners, read: true }
       })()
     } finally {

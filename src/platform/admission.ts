@@ -22,8 +22,17 @@ type Headers = Record<string, string | number>
  */
 export const requestUrl = (request: Request): URL => new URL(request.url, 'http://host.invalid')
 
+/**
+ * The 401's challenge. With PUBLIC_URL set it names the resource's metadata document (RFC 9728
+ * §5.1), so an OAuth client (an MCP connector) finds the authorization server from this answer.
+ */
+export function bearerChallenge(platform: Platform, resource: 'v1' | 'mcp'): string {
+  const base = platform.config.publicUrl
+  return base ? `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/${resource}"` : 'Bearer'
+}
+
 /** Counts the request against the key's bucket, or the client IP's without a valid key; throws 429, then 401. */
-export function admit(platform: Platform, auth: AuthContext | null, state: RequestState, headers: Headers): AuthContext {
+export function admit(platform: Platform, auth: AuthContext | null, state: RequestState, headers: Headers, resource: 'v1' | 'mcp' = 'v1'): AuthContext {
   const retryAfter = auth
     ? platform.limiter.consume(`key:${auth.principal.keyId}`, platform.limits.key, headers)
     : platform.limiter.consume(`ip:${state.ip}`, platform.limits.anonymous, headers)
@@ -31,7 +40,9 @@ export function admit(platform: Platform, auth: AuthContext | null, state: Reque
     throw new ApiError('rate_limit_exceeded', `Rate limit exceeded; retry in ${retryAfter} seconds`)
   }
   if (!auth) {
-    throw new ApiError('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>', { 'www-authenticate': 'Bearer' })
+    throw new ApiError('unauthorized', 'A valid API key or access token is required: send Authorization: Bearer <key>', {
+      'www-authenticate': bearerChallenge(platform, resource),
+    })
   }
   return auth
 }

@@ -14,9 +14,13 @@ import type { Scope } from './scopes.ts'
  * few milliseconds), so a revocation takes effect within milliseconds without a query per request.
  */
 
-/** Who is calling (the key) and whose data it may touch (the owner): apart, so delegation can come later. */
+/**
+ * Who is calling (a personal key, or an OAuth grant's access token) and whose data it may touch
+ * (the owner): apart, so delegation can come later. `keyId` is the id `GET /v1/keys` lists: a
+ * key's `key_…` or a grant's `app_…`; rate limits count per `keyId` (CONTRACT §7, §28).
+ */
 export interface AuthContext {
-  principal: { kind: 'api_key'; keyId: string; scopes: readonly Scope[] }
+  principal: { kind: 'api_key' | 'oauth'; keyId: string; scopes: readonly Scope[] }
   subject: Owner
   accessMode: 'self'
 }
@@ -24,8 +28,13 @@ export interface AuthContext {
 /** A key: the prefix, the key id (group 1) and the secret (group 2). */
 const KEY = 'pfk_(key_[0-9a-f]{32})_([A-Za-z0-9_-]{43})'
 const KEY_FORMAT = new RegExp(`^${KEY}$`)
-/** `Authorization: Bearer <key>` in one pass; the scheme name is case-insensitive (RFC 9110), the key is not. */
-const BEARER_KEY = new RegExp(`^[Bb][Ee][Aa][Rr][Ee][Rr] +${KEY} *$`)
+/** An OAuth access token (CONTRACT §28): `pfa_<grantId>_<secret>`, whole (group 3). */
+export const ACCESS_TOKEN = 'pfa_app_[0-9a-f]{32}_[A-Za-z0-9_-]{43}'
+/** `Authorization: Bearer <key or token>` in one pass; the scheme name is case-insensitive (RFC 9110), the credential is not. */
+const BEARER_KEY = new RegExp(`^[Bb][Ee][Aa][Rr][Ee][Rr] +(?:${KEY}|(${ACCESS_TOKEN})) *$`)
+
+/** The SHA-256 of an OAuth token or code, as control.db keeps it. */
+export const tokenHash = (token: string): string => new Bun.CryptoHasher('sha256').update(token).digest('hex')
 
 export function parseApiKey(token: string): { keyId: string; secret: string } | null {
   const m = KEY_FORMAT.exec(token)
@@ -108,6 +117,8 @@ export type ClientAddress = () => string
 
 export class Authenticator {
   private readonly verified = new Lru<string, Verified>(10_000)
+  /** OAuth access tokens seen, by SHA-256. */
+  private readonly tokens = new Lru<string, { context: AuthContext; expiresAt: number; readAt: number; usedAt: number }>(10_000)
   /** Failed checks by client address and key id. */
   private readonly failures = new Lru<string, { count: number; lockedUntil: number }>(10_000)
   /** Last-use times waiting to be written (at most once a minute per key). */
@@ -134,7 +145,48 @@ export class Authenticator {
   authenticate(authorization: string | null, client: ClientAddress): AuthContext | null | Promise<AuthContext | null> {
     const match = authorization ? BEARER_KEY.exec(authorization) : null
     if (!match) return null
+    if (match[3]) return this.checkToken(match[3])
     return this.check(match[1] as string, match[2] as string, client)
+  }
+
+  /**
+   * An OAuth access token: found by its SHA-256 (256 random bits: a lookup needs no slow hash,
+   * and a refusal's time tells nothing a guesser could use), then cached like a key and read
+   * again after any commit that may have revoked it.
+   */
+  private checkToken(token: string): AuthContext | null {
+    const now = this.now()
+    const hash = tokenHash(token)
+    const generation = this.control.commits.current(now)
+    let cached = this.tokens.get(hash)
+    if (!cached || cached.readAt !== generation) {
+      const found = this.control.oauth.findToken(hash)
+      if (found?.token.kind !== 'access' || found.grant.revokedAt !== null) {
+        this.tokens.delete(hash)
+        return null
+      }
+      const context: AuthContext = {
+        principal: { kind: 'oauth', keyId: found.grant.id, scopes: found.grant.scopes as Scope[] },
+        subject: found.owner,
+        accessMode: 'self',
+      }
+      cached = { context, expiresAt: found.token.expiresAt, readAt: generation, usedAt: cached?.usedAt ?? 0 }
+      this.tokens.set(hash, cached)
+    }
+    if (cached.expiresAt <= now) {
+      this.tokens.delete(hash)
+      return null
+    }
+    if (now - cached.usedAt >= 60_000) {
+      cached.usedAt = now
+      this.lastUsed.set(cached.context.principal.keyId, now)
+    }
+    return cached.context
+  }
+
+  /** A key or grant was revoked by this process (the API): cached credentials are read again before their next use. */
+  revokedHere(): void {
+    this.control.commits.changedHere()
   }
 
   private check(keyId: string, secret: string, client: ClientAddress): AuthContext | null | Promise<AuthContext | null> {
@@ -248,9 +300,12 @@ export class Authenticator {
   /** Writes pending last-use times (called by the write-behind timer and at shutdown). */
   flush(): void {
     if (this.lastUsed.size === 0) return
-    const pending = new Map(this.lastUsed)
+    const keys = new Map<string, number>()
+    const grants = new Map<string, number>()
+    for (const [id, at] of this.lastUsed) (id.startsWith('app_') ? grants : keys).set(id, at)
     this.lastUsed.clear()
-    this.control.touchKeys(pending)
+    this.control.touchKeys(keys)
+    if (grants.size > 0) this.control.oauth.touchGrants(grants)
   }
 }
 

@@ -128,7 +128,7 @@ export const tooLarge = (limit: number) => new ApiError('payload_too_large', `Th
  */
 const cutShort = () => malformed('The request body ended early: the client closed the connection before sending all of it')
 
-async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+export async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
   const chunks: Uint8Array[] = []
   let size = 0
   try {

@@ -39,7 +39,7 @@ export function invoke(platform: Platform, route: AnyRoute, state: RequestState,
     state.body = call.body
     // The state is shared by the calls of one MCP request: each call brings its own prepared value.
     state.prepared = call.prepared
-    const input = new Input(platform.tenants, state, call.params ?? {})
+    const input = new Input(platform, state, call.params ?? {})
     if (!isWriteMethod(route.method)) {
       const reply = route.handle(input)
       return { status: reply.status, body: reply.serialized ?? JSON.stringify(reply.body), location: reply.location, headers: reply.headers }
@@ -75,6 +75,6 @@ export async function invokePrepared(platform: Platform, route: AnyRoute, state:
   state.auth = auth
   state.query = call.query ?? {}
   state.body = call.body
-  const prepared = await route.prepare(new Input(platform.tenants, state, call.params ?? {})).catch((error: unknown) => error)
+  const prepared = await route.prepare(new Input(platform, state, call.params ?? {})).catch((error: unknown) => error)
   return invoke(platform, route, state, auth, { ...call, prepared })
 }

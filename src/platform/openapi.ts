@@ -218,7 +218,11 @@ export function buildOperation(spec: OperationSpec, components: Record<string, u
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
     const headers: Json = { ...COMMON_HEADERS }
     if (status === 429 || list.includes('idempotency_key_in_progress')) headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' }
-    if (status === 401) headers['WWW-Authenticate'] = { description: 'Bearer', schema: { type: 'string' } }
+    if (status === 401)
+      headers['WWW-Authenticate'] = {
+        description: 'Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728)',
+        schema: { type: 'string' },
+      }
     if (status === 412) headers.ETag = { $ref: '#/components/headers/ETag' }
     // A write's refusal by its handler is stored and replayed like a success (CONTRACT §8); a
     // field's shape (validation_failed) is not, so the client may fix it under the same key.
@@ -295,7 +299,7 @@ export function documentBase(components: Record<string, unknown>) {
       title: 'pfin API',
       version: '1.0.0-alpha',
       description:
-        'Self-hosted personal-finance API. Authenticate with `Authorization: Bearer <API key>`; send `Idempotency-Key` on every POST and PATCH (on PUT it is optional). Money values are exact decimals with at most 8 decimal places. Errors are application/problem+json.',
+        'Self-hosted personal-finance API. Authenticate with `Authorization: Bearer <API key>` (or an OAuth access token from pfin’s sign-in, /.well-known/oauth-authorization-server); send `Idempotency-Key` on every POST and PATCH (on PUT it is optional). Money values are exact decimals with at most 8 decimal places. Errors are application/problem+json.',
     },
     servers: [{ url: '/' }],
     paths: {
@@ -308,7 +312,7 @@ export function documentBase(components: Record<string, unknown>) {
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: `A personal API key: \`pfk_…\`. Each key carries scopes, set by the operator (\`key create\`, \`key update\`): ${SCOPES.map((scope) => `\`${scope}\``).join(', ')}. Each operation names the scopes it needs.`,
+          description: `A personal API key (\`pfk_…\`) or an OAuth access token (\`pfa_…\`) from pfin’s sign-in. Each carries scopes (a key's set by the operator with \`key create\`, \`key update\` or by its owner through /v1/keys; a token's granted at sign-in): ${SCOPES.map((scope) => `\`${scope}\``).join(', ')}. Each operation names the scopes it needs.`,
         },
       },
       parameters: {

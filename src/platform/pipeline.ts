@@ -9,7 +9,7 @@ import { entityTagOfBody, noneMatchFails } from './etag.ts'
 import { addVary } from './vary.ts'
 import { type AnyRoute, isWriteMethod } from './route.ts'
 import { assertValid, coerceQuery } from './validation.ts'
-import { handleChecked, Input, performGroupedWrite, performKeylessWrite, prepareRoute, prepareWrite } from './write-path.ts'
+import { handleChecked, Input, performControlWrite, performGroupedWrite, performKeylessWrite, prepareRoute, prepareWrite } from './write-path.ts'
 
 /**
  * The request pipeline, in the order of CONTRACT §6: route → authentication → rate limit →
@@ -77,7 +77,7 @@ function execute(
     set.headers['x-request-id'] = replay.requestId
     return respond(set, state, route, replay.status, replay.body, replay.location, { 'idempotent-replayed': 'true' })
   }
-  const input = new Input(platform.tenants, state, params)
+  const input = new Input(platform, state, params)
   const idem = state.idempotency
   if (state.keyless) {
     return performKeylessWrite(platform, route, state, input).then((outcome) =>
@@ -88,7 +88,8 @@ function execute(
     const reply = route.current ? handleChecked(route, input, state.ifMatch ?? null) : route.handle(input)
     return respond(set, state, route, reply.status, reply.serialized ?? JSON.stringify(reply.body), reply.location, reply.headers, reply.etag)
   }
-  return performGroupedWrite(platform, route, state, input, idem).then((outcome) =>
+  const perform = route.store === 'control' ? performControlWrite : performGroupedWrite
+  return perform(platform, route, state, input, idem).then((outcome) =>
     respond(set, state, route, outcome.status, outcome.body, outcome.location, outcome.headers),
   )
 }

@@ -1,4 +1,5 @@
 import type { Static, TSchema } from '@sinclair/typebox'
+import type { ControlStore } from '../db/control/store.ts'
 import type { Tenant } from '../db/tenant/tenant.ts'
 import type { AuthContext } from './auth.ts'
 import type { ErrorCode } from './errors.ts'
@@ -20,6 +21,8 @@ export interface HandlerInput<B, Q, P> {
   auth: AuthContext
   /** The caller's database, opened on first use. */
   readonly tenant: Tenant
+  /** The shared control database, for routes over credentials (`store: 'control'`). */
+  readonly control: ControlStore
   body: B
   query: Q
   params: P
@@ -42,6 +45,11 @@ export type Reply<T> = {
   serialized?: string
   /** The answer's ETag, when the handler keeps it ready beside `serialized` (an `etag` route's; else it is computed). */
   etag?: string
+  /**
+   * What a replay of this write answers, when it must differ from `body`: a new key's secret is
+   * shown once and never stored (CONTRACT §28). Only for `store: 'control'` routes.
+   */
+  stored?: T
 }
 
 export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | undefined, P extends TSchema | undefined, R extends TSchema> {
@@ -82,6 +90,11 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
   responseHeaders?: Record<string, { description: string; schema: Record<string, unknown> }>
   /** Errors this route can return beyond the shared ones (auth, limits, idempotency, bodies). */
   errors?: readonly ErrorCode[]
+  /**
+   * Where a write's effects live: the owner's file (default), or control.db for the routes over
+   * credentials, whose answer is then kept in control.db in the same transaction (CONTRACT §28).
+   */
+  store?: 'control'
   requestExample?: unknown
   responseExample?: unknown
   /**
@@ -97,7 +110,7 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
   current?: (input: HandlerInput<unknown, unknown, StaticOf<P>>) => unknown
   /**
    * Work a write does before it is queued, off the handler's transaction: asynchronous, so that
-   * it may leave the event loop (reading a statement file in a worker). Its result reaches the
+   * it may leave the event loop (reading a statement file in a worker, hashing a new key's secret). Its result reaches the
    * handler as `prepared`; it must not reject (a failure is a result the handler turns into its
    * answer, so that it is kept like any other of the handler's refusals).
    */

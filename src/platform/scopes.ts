@@ -1,7 +1,7 @@
 /**
- * Route scopes a key can carry (SPEC §5, CONTRACT §2). Keys store their scopes as a list, so a
- * scope added here reaches new keys (`key create` gives all by default) and never widens an
- * existing one: the admin adds it with `key update --scopes`.
+ * Route scopes a key can carry (SPEC §5; CONTRACT §2, §5, §28). Keys store their scopes as a list,
+ * so a scope added here reaches new keys (`key create` gives every default scope) and never widens
+ * an existing one: the admin adds it with `key update --scopes`.
  */
 export const SCOPES = [
   'me:read',
@@ -18,9 +18,21 @@ export const SCOPES = [
   // Scheduled transactions: no route needs them yet.
   'schedules:read',
   'schedules:write',
+  'keys:read',
+  'keys:write',
 ] as const
 
 export type Scope = (typeof SCOPES)[number]
+
+/**
+ * Scopes a key gets only when asked for by name (`--scopes`, `--all-scopes`, an OAuth client's
+ * `scope`): the ones over credentials. A key that can make keys can outlive its own revocation,
+ * so no key or sign-in gets that power without someone choosing it (CONTRACT §2, §28).
+ */
+export const NOT_BY_DEFAULT: readonly Scope[] = ['keys:read', 'keys:write']
+
+/** What a key or an OAuth grant gets when no scopes are named: every scope but `NOT_BY_DEFAULT`. */
+export const DEFAULT_SCOPES: readonly Scope[] = SCOPES.filter((scope) => !NOT_BY_DEFAULT.includes(scope))
 
 export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value)
 

@@ -1,3 +1,4 @@
+import type { ControlStore } from '../db/control/store.ts'
 import type { TenantRegistry } from '../db/tenant/registry.ts'
 import type { Tenant } from '../db/tenant/tenant.ts'
 import { checkBody, requestUrl } from './admission.ts'
@@ -25,11 +26,15 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
   readonly query: unknown
   readonly requestId: string
   readonly prepared: unknown
+  readonly control: ControlStore
+  private readonly tenants: TenantRegistry
   constructor(
-    private readonly tenants: TenantRegistry,
+    platform: Pick<Platform, 'tenants' | 'control'>,
     state: RequestState,
     readonly params: unknown,
   ) {
+    this.tenants = platform.tenants
+    this.control = platform.control
     this.auth = state.auth as AuthContext
     this.body = state.body
     this.query = state.query ?? {}
@@ -87,7 +92,7 @@ export async function prepareWrite(platform: Platform, route: AnyRoute, request:
  */
 export async function prepareRoute(platform: Platform, route: AnyRoute, state: RequestState, params: unknown): Promise<void> {
   if (!route.prepare || state.replay) return
-  state.prepared = await route.prepare(new Input(platform.tenants, state, params)).catch((error: unknown) => error)
+  state.prepared = await route.prepare(new Input(platform, state, params)).catch((error: unknown) => error)
 }
 
 /** The query's part of a fingerprint: only for a route that takes a file, whose options come in the query. */
@@ -232,4 +237,44 @@ export function performGroupedWrite(platform: Platform, route: AnyRoute, state: 
         throw error
       }),
   )
+}
+
+/**
+ * A write whose effects live in control.db (the keys of CONTRACT §28): its `prepare` has run
+ * (argon2, in prepareRoute); then the handler and the answer's record commit in one control transaction. A replay
+ * answers `reply.stored` when the handler gave one (a key's secret is never stored).
+ */
+export async function performControlWrite(platform: Platform, route: AnyRoute, state: RequestState, input: Input, idem: Idem): Promise<Outcome> {
+  try {
+    let sent = ''
+    const stored = platform.control.db.transaction(
+      () => {
+        const reply = route.handle(input)
+        sent = reply.serialized ?? JSON.stringify(reply.body)
+        const record = serialize(reply, state.requestId, Date.now(), idem.fingerprint)
+        if (reply.stored !== undefined) record.body = JSON.stringify(reply.stored)
+        platform.control.saveResponse(idem.ownerId, idem.key, record)
+        return record
+      },
+      { behavior: 'immediate' },
+    )
+    return { status: stored.status, body: sent, location: stored.location }
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'validation_failed') return problemOutcome(error, state.requestId)
+    if (error instanceof ApiError && error.status < 500) {
+      const body = JSON.stringify(problemBody(error.code, error.detail, state.requestId))
+      platform.control.saveResponse(idem.ownerId, idem.key, {
+        fingerprint: idem.fingerprint,
+        status: error.status,
+        body,
+        location: null,
+        requestId: state.requestId,
+        createdAt: Date.now(),
+      })
+      return { status: error.status, body, headers: error.headers }
+    }
+    throw error
+  } finally {
+    if (idem.token) platform.idempotency.release(idem.ownerId, idem.key, idem.token)
+  }
 }

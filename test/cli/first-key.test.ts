@@ -1,6 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
-import { SCOPES } from '../../src/platform/scopes.ts'
+import { DEFAULT_SCOPES } from '../../src/platform/scopes.ts'
 import { startTestServer } from '../support/harness.ts'
 import { cli, cliJson, expectUsageError, scratchDirs } from './cli.ts'
 
@@ -23,7 +23,7 @@ describe('owner create --with-key', () => {
     expect(result.stderr).toContain('curl -s http://localhost:3000/v1/me -H "Authorization: Bearer $PFIN_API_KEY"')
     const keyId = /PFIN_API_KEY=pfk_(key_[0-9a-f]{32})_/.exec(result.stdout)?.[1]
     const { keys } = await cliJson(dir, 'key', 'list', '--owner', owners[0].id)
-    expect(keys).toMatchObject([{ id: keyId, scopes: [...SCOPES], expiresAt: null, revokedAt: null }])
+    expect(keys).toMatchObject([{ id: keyId, scopes: [...DEFAULT_SCOPES], expiresAt: null, revokedAt: null }])
   })
 
   test('the hint uses PORT when it is set', async () => {
@@ -50,7 +50,7 @@ describe('owner create --with-key', () => {
     try {
       const me = await server.request('GET', '/v1/me', { key })
       expect(me.status).toBe(200)
-      expect(me.json.data).toMatchObject({ name: 'Ana Silva', country: 'PT', scopes: [...SCOPES] })
+      expect(me.json.data).toMatchObject({ name: 'Ana Silva', country: 'PT', scopes: [...DEFAULT_SCOPES] })
     } finally {
       await server.stop()
     }

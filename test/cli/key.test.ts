@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { SCOPES } from '../../src/platform/scopes.ts'
+import { DEFAULT_SCOPES, SCOPES } from '../../src/platform/scopes.ts'
 import { startTestServer } from '../support/harness.ts'
 import { cli, cliDataDir, cliJson, expectUsageError } from './cli.ts'
 
@@ -37,13 +37,15 @@ async function listKeys(owner = ownerId): Promise<any[]> {
 }
 
 describe('key create', () => {
-  test('defaults to every scope and shows the plaintext once', async () => {
+  test('defaults to every scope but keys:read and keys:write, and shows the plaintext once', async () => {
     const created = await cliJson(dir, 'key', 'create', '--owner', ownerId)
     expect(Object.keys(created).sort()).toEqual(['id', 'key', 'scopes'])
     expect(created.id).toMatch(/^key_[0-9a-f]{32}$/)
     expect(created.key).toStartWith(`pfk_${created.id}_`)
-    expect(created.scopes).toEqual([...SCOPES])
+    // A key that could make keys could outlive its own revocation: that power is asked for by name (CONTRACT §2).
+    expect(created.scopes).toEqual([...DEFAULT_SCOPES])
     expect(created.scopes).toHaveLength(13)
+    expect(created.scopes).not.toContain('keys:write')
   })
 
   test('--scopes keeps only the given scopes', async () => {
@@ -53,7 +55,7 @@ describe('key create', () => {
     expect(listed).toMatchObject({ name: 'read-only', scopes: ['me:read', 'accounts:read'], revokedAt: null, expiresAt: null, lastUsedAt: null })
   })
 
-  test('--all-scopes gives every scope', async () => {
+  test('--all-scopes gives every scope, keys:read and keys:write included', async () => {
     const created = await cliJson(dir, 'key', 'create', '--owner', ownerId, '--all-scopes')
     expect(created.scopes).toEqual([...SCOPES])
   })
@@ -105,7 +107,15 @@ describe('key list', () => {
     expect(keys).toHaveLength(1)
     const [key] = keys
     expect(Object.keys(key).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'replacedBy', 'revokedAt', 'scopes'])
-    expect(key).toMatchObject({ id: created.id, name: 'laptop', scopes: [...SCOPES], lastUsedAt: null, expiresAt: null, revokedAt: null, replacedBy: null })
+    expect(key).toMatchObject({
+      id: created.id,
+      name: 'laptop',
+      scopes: [...DEFAULT_SCOPES],
+      lastUsedAt: null,
+      expiresAt: null,
+      revokedAt: null,
+      replacedBy: null,
+    })
     expect(Number.isInteger(key.createdAt)).toBe(true)
     expect(JSON.stringify(keys)).not.toContain(secretOf(created))
     expect(JSON.stringify(keys)).not.toContain('argon2')

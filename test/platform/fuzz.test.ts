@@ -906,7 +906,9 @@ function problemsWith(operation: Operation | null, req: FuzzRequest, res: Answer
     if ((res.status === 429 || code === 'idempotency_key_in_progress') && !(retryAfter && /^\d+$/.test(retryAfter) && Number(retryAfter) >= 1)) {
       problems.push(`Retry-After ${JSON.stringify(retryAfter)}`)
     }
-    if (res.status === 401 && res.headers.get('www-authenticate') !== 'Bearer') problems.push('401 without WWW-Authenticate: Bearer')
+    // With PUBLIC_URL the challenge names the resource's metadata (CONTRACT §28): Bearer alone, or Bearer resource_metadata="…".
+    if (res.status === 401 && !/^Bearer($| resource_metadata="[^"]+"$)/.test(res.headers.get('www-authenticate') ?? ''))
+      problems.push('401 without WWW-Authenticate: Bearer')
     if (res.status === 405 && !res.headers.get('allow')) problems.push('405 without Allow')
   }
 

@@ -148,6 +148,8 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
   const server = listen(createApp(platform, [...routes, ...extraRoutes]), config)
   const stopMaintenance = startMaintenance(platform)
   const url = `http://127.0.0.1:${server.port}`
+  // The server's own address is its public one (CONTRACT §28), unless a test chose PUBLIC_URL (or '' for none).
+  if (!('PUBLIC_URL' in env)) platform.config.publicUrl = url
 
   const test: TestServer = {
     url,

@@ -810,6 +810,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your API keys and signed-in apps (oldest first)
+         * @description Personal keys (`type: key`) and OAuth grants (`type: oauth`, one per app sign-in) together; live ones only unless `includeRevoked`. No secrets.
+         *
+         *     Required scope: `keys:read`.
+         */
+        get: operations["listKeys"];
+        put?: never;
+        /**
+         * Make an API key (its secret is in this answer only)
+         * @description The new key may carry at most the scopes of the key or token that makes it (403 `insufficient_scope` otherwise). The answer holds the key once: a replay with the same Idempotency-Key answers `key: null`.
+         *
+         *     Required scope: `keys:write`.
+         */
+        post: operations["createKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one API key or signed-in app
+         * @description Required scope: `keys:read`.
+         */
+        get: operations["getKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key, or sign an app out
+         * @description A key stops working, or an OAuth grant and every token of it end, within a second on every request; again: 200, unchanged. A caller may revoke the key or grant it is using.
+         *
+         *     Required scope: `keys:write`.
+         */
+        delete: operations["revokeKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -880,7 +934,7 @@ export interface components {
              * @constant
              */
             accessMode: "self";
-            scopes: ("me:read" | "accounts:read" | "accounts:write" | "transactions:read" | "transactions:write" | "categories:read" | "categories:write" | "payees:read" | "payees:write" | "budgets:read" | "budgets:write" | "schedules:read" | "schedules:write")[];
+            scopes: ("me:read" | "accounts:read" | "accounts:write" | "transactions:read" | "transactions:write" | "categories:read" | "categories:write" | "payees:read" | "payees:write" | "budgets:read" | "budgets:write" | "schedules:read" | "schedules:write" | "keys:read" | "keys:write")[];
         };
         /** MeResponse */
         MeResponse: {
@@ -2232,6 +2286,69 @@ export interface components {
         SpendingReportResponse: {
             data: components["schemas"]["SpendingReport"];
         };
+        /** ApiKey */
+        ApiKey: {
+            /**
+             * @description a key’s `key_…` id, or an OAuth grant’s `app_…`
+             * @example key_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b
+             */
+            id: string;
+            /** @description `key`: a personal API key; `oauth`: an app signed in through /signin */
+            type: "key" | "oauth";
+            name: string | null;
+            clientId: string | null;
+            scopes: ("me:read" | "accounts:read" | "accounts:write" | "transactions:read" | "transactions:write" | "categories:read" | "categories:write" | "payees:read" | "payees:write" | "budgets:read" | "budgets:write" | "schedules:read" | "schedules:write" | "keys:read" | "keys:write")[];
+            /** @description Unix epoch milliseconds */
+            createdAt: number;
+            lastUsedAt: number | null;
+            expiresAt: number | null;
+            revokedAt: number | null;
+            /** @description true for the key or grant that made this request */
+            current: boolean;
+        };
+        /** ApiKeyListResponse */
+        ApiKeyListResponse: {
+            data: components["schemas"]["ApiKey"][];
+            nextCursor: string | null;
+            hasMore: boolean;
+        };
+        /** NewApiKey */
+        NewApiKey: {
+            /**
+             * @description a key’s `key_…` id, or an OAuth grant’s `app_…`
+             * @example key_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b
+             */
+            id: string;
+            /** @description `key`: a personal API key; `oauth`: an app signed in through /signin */
+            type: "key" | "oauth";
+            name: string | null;
+            clientId: string | null;
+            scopes: ("me:read" | "accounts:read" | "accounts:write" | "transactions:read" | "transactions:write" | "categories:read" | "categories:write" | "payees:read" | "payees:write" | "budgets:read" | "budgets:write" | "schedules:read" | "schedules:write" | "keys:read" | "keys:write")[];
+            /** @description Unix epoch milliseconds */
+            createdAt: number;
+            lastUsedAt: number | null;
+            expiresAt: number | null;
+            revokedAt: number | null;
+            /** @description true for the key or grant that made this request */
+            current: boolean;
+            key: string | null;
+        };
+        /** NewApiKeyResponse */
+        NewApiKeyResponse: {
+            data: components["schemas"]["NewApiKey"];
+        };
+        /** ApiKeyCreate */
+        ApiKeyCreate: {
+            /** @description 1–200 characters */
+            name: string;
+            /** @description at most the scopes of the key or token making the request */
+            scopes: ("me:read" | "accounts:read" | "accounts:write" | "transactions:read" | "transactions:write" | "categories:read" | "categories:write" | "payees:read" | "payees:write" | "budgets:read" | "budgets:write" | "schedules:read" | "schedules:write" | "keys:read" | "keys:write")[];
+            expiresIn?: number | null;
+        };
+        /** ApiKeyResponse */
+        ApiKeyResponse: {
+            data: components["schemas"]["ApiKey"];
+        };
     };
     responses: never;
     parameters: {
@@ -2357,7 +2474,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2494,7 +2611,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2627,7 +2744,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2787,7 +2904,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3033,7 +3150,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3247,7 +3364,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3395,7 +3512,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3605,7 +3722,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3856,7 +3973,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4017,7 +4134,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4264,7 +4381,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4502,7 +4619,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4731,7 +4848,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4945,7 +5062,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5093,7 +5210,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5303,7 +5420,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5578,7 +5695,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5799,7 +5916,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5960,7 +6077,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6207,7 +6324,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6422,7 +6539,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6570,7 +6687,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6780,7 +6897,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7015,7 +7132,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7176,7 +7293,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7420,7 +7537,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7634,7 +7751,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7813,7 +7930,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -8047,7 +8164,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -8205,7 +8322,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -8447,7 +8564,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -8660,7 +8777,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -8808,7 +8925,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -9017,7 +9134,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -9248,7 +9365,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -9422,7 +9539,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -9682,7 +9799,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -9896,7 +10013,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -10044,7 +10161,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -10254,7 +10371,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -10512,7 +10629,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -10754,7 +10871,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -10969,7 +11086,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -11101,7 +11218,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -11266,7 +11383,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -11491,7 +11608,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -11688,7 +11805,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -11854,7 +11971,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -12048,7 +12165,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -12192,7 +12309,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -12381,7 +12498,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -12597,7 +12714,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -12750,7 +12867,7 @@ export interface operations {
                     "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
                     "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
                     "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
-                    /** @description Bearer */
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -12825,6 +12942,670 @@ export interface operations {
             };
             /** @description `storage_unavailable`: Storage unavailable */
             503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: {
+                /** @description page size, 1–200 (default 50) */
+                limit?: number;
+                /** @description the previous page’s nextCursor */
+                cursor?: string;
+                /** @description include revoked and expired keys and grants */
+                includeRevoked?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyListResponse"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Makes the request safe to retry: the same key with the same request replays the stored response. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "bank import script",
+                 *       "scopes": [
+                 *         "transactions:read",
+                 *         "transactions:write"
+                 *       ],
+                 *       "expiresIn": 7776000
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewApiKeyResponse"];
+                };
+            };
+            /** @description `idempotency_key_missing`: Idempotency-Key header missing; `idempotency_key_invalid`: Idempotency-Key header invalid; `malformed_json`: Malformed JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_key_reused`: Idempotency-Key reused; `idempotency_key_in_progress`: Idempotency-Key in progress; `limit_reached`: Limit reached */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_storage`: Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyResponse"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyResponse"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    /** @description Bearer; with sign-in on, Bearer resource_metadata="…/.well-known/oauth-protected-resource/v1" (RFC 9728) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `pro_tier_required`: Pro tier required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Rate limit exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `storage_unavailable`: Storage unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["RateLimitRemainingMinute"];
+                    "X-RateLimit-Reset-Minute": components["headers"]["RateLimitResetMinute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["RateLimitLimitDay"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["RateLimitRemainingDay"];
+                    "X-RateLimit-Reset-Day": components["headers"]["RateLimitResetDay"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_storage`: Insufficient storage */
+            507: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "X-RateLimit-Limit-Minute": components["headers"]["RateLimitLimitMinute"];

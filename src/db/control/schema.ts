@@ -51,3 +51,103 @@ export const rateLimitCounters = sqliteTable('rate_limit_counters', {
   dayWindow: int('day_window').notNull(),
   dayCount: int('day_count').notNull(),
 })
+
+/**
+ * How an owner signs in (CONTRACT §28): a login name, unique once normalized, and an argon2id
+ * hash of the password (null until one is set through an invitation).
+ */
+export const ownerLogins = sqliteTable('owner_logins', {
+  ownerId: text('owner_id')
+    .primaryKey()
+    .references(() => owners.id),
+  /** Normalized (NFKC, lower case, trimmed): what sign-in compares. */
+  login: text('login').notNull().unique(),
+  passwordHash: text('password_hash'),
+  passwordSetAt: int('password_set_at'),
+  createdAt: int('created_at').notNull(),
+})
+
+/** One-time links to set a password (`owner invite`): only the SHA-256 of the token is kept. */
+export const ownerInvites = sqliteTable(
+  'owner_invites',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    ownerId: text('owner_id')
+      .notNull()
+      .references(() => owners.id),
+    createdAt: int('created_at').notNull(),
+    expiresAt: int('expires_at').notNull(),
+    usedAt: int('used_at'),
+  },
+  (table) => [index('owner_invites_owner_idx').on(table.ownerId)],
+)
+
+/** OAuth clients, registered dynamically (RFC 7591). All are public clients: PKCE stands in for a secret. */
+export const oauthClients = sqliteTable(
+  'oauth_clients',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    redirectUris: json<string[]>('redirect_uris').notNull(),
+    createdAt: int('created_at').notNull(),
+  },
+  (table) => [index('oauth_clients_created_idx').on(table.createdAt)],
+)
+
+/**
+ * What a person allowed one client: the owner, the scopes (as narrowed on the consent page) and
+ * its life. Listed beside the owner's keys (`GET /v1/keys`); revoking it ends every token of it.
+ */
+export const oauthGrants = sqliteTable(
+  'oauth_grants',
+  {
+    id: text('id').primaryKey(),
+    ownerId: text('owner_id')
+      .notNull()
+      .references(() => owners.id),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => oauthClients.id),
+    scopes: json<string[]>('scopes').notNull(),
+    createdAt: int('created_at').notNull(),
+    lastUsedAt: int('last_used_at'),
+    /** When its newest refresh token expires: the grant cannot be used past it. */
+    expiresAt: int('expires_at').notNull(),
+    revokedAt: int('revoked_at'),
+  },
+  (table) => [index('oauth_grants_owner_idx').on(table.ownerId, table.createdAt), index('oauth_grants_client_idx').on(table.clientId)],
+)
+
+/** Authorization codes: one use, a minute of life, bound to the client, the redirect URI and the PKCE challenge. */
+export const oauthCodes = sqliteTable('oauth_codes', {
+  codeHash: text('code_hash').primaryKey(),
+  ownerId: text('owner_id')
+    .notNull()
+    .references(() => owners.id),
+  clientId: text('client_id')
+    .notNull()
+    .references(() => oauthClients.id),
+  scopes: json<string[]>('scopes').notNull(),
+  redirectUri: text('redirect_uri').notNull(),
+  codeChallenge: text('code_challenge').notNull(),
+  createdAt: int('created_at').notNull(),
+  expiresAt: int('expires_at').notNull(),
+  /** The grant its redemption made: a second redemption revokes it (RFC 6749 §4.1.2). */
+  grantId: text('grant_id'),
+})
+
+/** Access and refresh tokens: only the SHA-256 of each is kept. A used refresh token stays, so its reuse is seen. */
+export const oauthTokens = sqliteTable(
+  'oauth_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    grantId: text('grant_id')
+      .notNull()
+      .references(() => oauthGrants.id),
+    kind: text('kind', { enum: ['access', 'refresh'] }).notNull(),
+    createdAt: int('created_at').notNull(),
+    expiresAt: int('expires_at').notNull(),
+    usedAt: int('used_at'),
+  },
+  (table) => [index('oauth_tokens_grant_idx').on(table.grantId), index('oauth_tokens_expires_idx').on(table.expiresAt)],
+)

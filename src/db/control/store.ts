@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { and, asc, eq, lt, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm'
 import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import { join } from 'node:path'
 import { migrations } from '../../../drizzle/control/manifest.ts'
@@ -7,6 +7,7 @@ import { STORED_RESPONSE_FIELDS } from '../columns.ts'
 import { ExternalCommits } from '../external-commits.ts'
 import { fromExcluded, placeholders } from '../statements.ts'
 import { openDatabase } from '../sqlite.ts'
+import { OAuthStore } from './oauth-store.ts'
 import { apiKeys, idempotencyRecords, owners, rateLimitCounters } from './schema.ts'
 
 export type Owner = typeof owners.$inferSelect
@@ -23,12 +24,15 @@ export class ControlStore {
   readonly db: BunSQLiteDatabase
   /** Changes when another process has committed here (a revoked key, an owner's new tier). */
   readonly commits: ExternalCommits
+  /** Sign-in and OAuth: logins, invitations, clients, grants, codes and tokens. */
+  readonly oauth: OAuthStore
 
   constructor(dataDir: string) {
     const path = join(dataDir, 'control.db')
     this.sqlite = openDatabase(path, { synchronous: 'NORMAL', migrations })
     this.db = drizzle({ client: this.sqlite })
     this.commits = new ExternalCommits(this.sqlite)
+    this.oauth = new OAuthStore(this.db)
   }
 
   private readonly keyWithOwner = () =>
@@ -70,6 +74,27 @@ export class ControlStore {
     return this.db.select().from(apiKeys).where(eq(apiKeys.ownerId, ownerId)).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id)).all()
   }
 
+  /** The owner's keys after (createdAt, id), oldest first; live ones only unless `all`. */
+  listKeysPage(ownerId: string, after: { createdAt: number; id: string } | null, limit: number, all: boolean, now: number): ApiKeyRow[] {
+    return this.db
+      .select()
+      .from(apiKeys)
+      .where(
+        and(
+          eq(apiKeys.ownerId, ownerId),
+          after ? or(gt(apiKeys.createdAt, after.createdAt), and(eq(apiKeys.createdAt, after.createdAt), gt(apiKeys.id, after.id))) : undefined,
+          all ? undefined : and(isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))),
+        ),
+      )
+      .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id))
+      .limit(limit)
+      .all()
+  }
+
+  findKeyRow(id: string): ApiKeyRow | undefined {
+    return this.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get()
+  }
+
   /** Revokes a key once; a second revoke keeps the first time. Returns false for an unknown id. */
   revokeKey(id: string, at: number): boolean {
     const found = this.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id)).get()
@@ -91,9 +116,10 @@ export class ControlStore {
     return this.db.transaction(
       (tx) => {
         const keys = tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.ownerId, id)).all()
-        for (const key of keys)
+        const grants = this.oauth.deleteOwnerIn(tx, id)
+        for (const bucket of [...keys.map((key) => key.id), ...grants])
           tx.delete(rateLimitCounters)
-            .where(eq(rateLimitCounters.bucket, `key:${key.id}`))
+            .where(eq(rateLimitCounters.bucket, `key:${bucket}`))
             .run()
         tx.delete(apiKeys).where(eq(apiKeys.ownerId, id)).run()
         tx.delete(idempotencyRecords).where(eq(idempotencyRecords.ownerId, id)).run()
