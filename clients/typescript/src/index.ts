@@ -23,8 +23,12 @@ export type { Change, ChangeResource, ChangesPage, ClientPaths, ListItem, ListPa
 export interface PfinClientOptions<Exact extends boolean = false> {
   /** Where pfin answers, e.g. `https://pfin.example.org` (without `/v1`). */
   baseUrl: string
-  /** A personal API key, `pfk_…`; sent as `Authorization: Bearer`. */
-  apiKey: string
+  /**
+   * A personal API key (`pfk_…`) or an OAuth access token (`pfa_…`), sent as `Authorization:
+   * Bearer`; or a function giving it, asked on every attempt, so that a token refreshed while
+   * the client lives is the one sent (a retry after a 401 is not made: refresh, then call again).
+   */
+  apiKey: string | (() => string | Promise<string>)
   /** The fetch to send with (default `globalThis.fetch`); called once per attempt. */
   fetch?: FetchLike
   /** Retries of one request: a count (default 3; 0 = off) or finer options. */
@@ -136,8 +140,17 @@ export function unwrap<R extends { data?: unknown; error?: unknown; response: Re
 export function createPfinClient<const Exact extends boolean = false>(options: PfinClientOptions<Exact>): PfinClient<Exact> {
   if (!options.baseUrl) throw new TypeError('createPfinClient: baseUrl is required')
   if (!options.apiKey) throw new TypeError('createPfinClient: apiKey is required')
+  const send: FetchLike = options.fetch ?? ((request) => globalThis.fetch(request))
+  const apiKey = options.apiKey
   const transport = createTransport({
-    fetch: options.fetch ?? ((request) => globalThis.fetch(request)),
+    fetch:
+      typeof apiKey === 'function'
+        ? async (request) => {
+            const headers = new Headers(request.headers)
+            headers.set('authorization', `Bearer ${await apiKey()}`)
+            return send(new Request(request, { headers }))
+          }
+        : send,
     retries: retryOptions(options.retries),
     exactDecimals: options.exactDecimals === true,
     onRetry: options.onRetry,
@@ -145,7 +158,7 @@ export function createPfinClient<const Exact extends boolean = false>(options: P
   const raw = createClient<ClientPaths<Exact>>({
     baseUrl: options.baseUrl,
     fetch: transport,
-    headers: { ...options.headers, Authorization: `Bearer ${options.apiKey}` },
+    headers: typeof apiKey === 'function' ? { ...options.headers } : { ...options.headers, Authorization: `Bearer ${apiKey}` },
     bodySerializer: (body: unknown) => stringifyExact(body),
   })
   // Internal calls go through an untyped view; the public signatures above carry the types.
