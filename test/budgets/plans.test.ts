@@ -373,3 +373,32 @@ describe('budgets in the change feed', () => {
     expect(res.json.data.map((c: Json) => c.resource)).toEqual(['budget'])
   })
 })
+
+describe('ETag of a month’s budget (CONTRACT §25, §27)', () => {
+  // Pins that the computed answer's tag follows every figure: a new transaction changes spent
+  // without touching the plan, and must not be hidden behind a 304.
+  test('GET answers an ETag and 304 to it; a plan change or a new transaction gives a new tag', async () => {
+    const owner = await fresh()
+    const month = '2026-03'
+    await planCategory(server, owner.key, month, GROCERIES, { planned: 100 })
+    const path = `/v1/budgets/${month}`
+    const first = await server.request('GET', path, { key: owner.key })
+    const etag = first.headers.get('etag') as string
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/)
+    const again = await server.request('GET', path, { key: owner.key, headers: { 'if-none-match': etag } })
+    expect(again.status).toBe(304)
+    expect(again.headers.get('etag')).toBe(etag)
+
+    const account = await createAccount(server, owner.key, { currency: 'EUR' })
+    await createTxn(server, owner.key, { accountId: account.id, amount: 7, date: `${month}-10`, categoryId: GROCERIES })
+    const spent = await server.request('GET', path, { key: owner.key, headers: { 'if-none-match': etag } })
+    expect(spent.status).toBe(200)
+    const afterSpent = spent.headers.get('etag') as string
+    expect(afterSpent).not.toBe(etag)
+
+    await planCategory(server, owner.key, month, GROCERIES, { planned: 120 })
+    const replanned = await server.request('GET', path, { key: owner.key, headers: { 'if-none-match': afterSpent } })
+    expect(replanned.status).toBe(200)
+    expect(replanned.headers.get('etag')).not.toBe(afterSpent)
+  })
+})

@@ -22,6 +22,7 @@ const FIELDS = [
   'amountPositiveIs',
   'columns',
   'createdAt',
+  'updatedAt',
 ]
 const ING = { date: 'Datum', amount: 'Bedrag (EUR)', indicator: 'Af Bij', payee: 'Naam / Omschrijving', description: 'Mededelingen' }
 const ROLES = ['date', 'amount', 'inflow', 'outflow', 'indicator', 'payee', 'description', 'note', 'externalId', 'currency']
@@ -54,7 +55,17 @@ describe('the resource', () => {
       body: { delimiter: ';', skipRows: 2, dateFormat: null, columns: { date: 1, amount: 3 } },
     })
     expect(changed.status).toBe(200)
-    expect(changed.json.data).toEqual({ ...preset, delimiter: ';', skipRows: 2, dateFormat: null, columns: shown({ date: 1, amount: 3 }) })
+    expect(changed.json.data).toEqual({
+      ...preset,
+      delimiter: ';',
+      skipRows: 2,
+      dateFormat: null,
+      columns: shown({ date: 1, amount: 3 }),
+      updatedAt: changed.json.data.updatedAt,
+    })
+    // A change moves updatedAt on (CONTRACT §25); a new preset's is its createdAt.
+    expect(preset.updatedAt).toBe(preset.createdAt)
+    expect(changed.json.data.updatedAt).toBeGreaterThanOrEqual(preset.createdAt)
     // What a preset shows can be sent back as it is: null roles are not mapped.
     const again = await server.request('PATCH', `/v1/import-presets/${preset.id}`, { key, body: { columns: changed.json.data.columns } })
     expect(again.json.data).toEqual(changed.json.data)

@@ -24,6 +24,8 @@ interface Kind {
   patch: Record<string, unknown>
   /** What a DELETE leaves: archived, or gone. */
   deletes: 'archives' | 'removes' | 'none'
+  /** A text field later writes change (default externalId; import presets have none). */
+  mark?: string
 }
 
 const KINDS: Kind[] = [
@@ -49,6 +51,14 @@ const KINDS: Kind[] = [
     path: '/v1/transactions',
     create: () => ({ accountId, amount: 12.5, date: '2026-11-21', payeeName: 'Bakery', tagNames: ['Food'] }),
     patch: { note: 'bread' },
+    deletes: 'removes',
+  },
+  {
+    name: 'import preset',
+    path: '/v1/import-presets',
+    create: () => ({ name: 'Bank CSV', columns: { date: 'Date', amount: 'Amount' } }),
+    patch: { skipRows: 2 },
+    mark: 'name',
     deletes: 'removes',
   },
 ]
@@ -115,7 +125,7 @@ for (const kind of KINDS) {
       // A second client, still holding the first version, changes it back.
       const stale = await server.request('PATCH', `${kind.path}/${id}`, {
         key: owner.key,
-        body: { ...kind.patch, ...{ externalId: 'stale-write' } },
+        body: { ...kind.patch, [kind.mark ?? 'externalId']: 'stale-write' },
         headers: { 'if-match': etag },
       })
       const problem = expectProblem(stale, 412, 'precondition_failed')
@@ -137,7 +147,11 @@ for (const kind of KINDS) {
       )
       const listed = await server.request('PATCH', `${kind.path}/${id}`, { key: owner.key, body: kind.patch, headers: { 'if-match': `"old", ${etag}` } })
       expect(listed.status).toBe(200)
-      const any = await server.request('PATCH', `${kind.path}/${id}`, { key: owner.key, body: { externalId: `any-${id}` }, headers: { 'if-match': '*' } })
+      const any = await server.request('PATCH', `${kind.path}/${id}`, {
+        key: owner.key,
+        body: { [kind.mark ?? 'externalId']: `any-${id}` },
+        headers: { 'if-match': '*' },
+      })
       expect(any.status).toBe(200)
       expect(any.headers.get('etag')).not.toBe(listed.headers.get('etag'))
     })
@@ -160,7 +174,7 @@ for (const kind of KINDS) {
       const done = await server.request('PATCH', `${kind.path}/${id}`, { key: owner.key, body: kind.patch, idempotencyKey: key, headers: { 'if-match': etag } })
       expect(done.status).toBe(200)
       expect(done.headers.get('idempotent-replayed')).toBeNull()
-      await server.request('PATCH', `${kind.path}/${id}`, { key: owner.key, body: { externalId: `later-${id}` } })
+      await server.request('PATCH', `${kind.path}/${id}`, { key: owner.key, body: { [kind.mark ?? 'externalId']: `later-${id}` } })
       // The retry (its If-Match now stale) gets the stored answer, ETag and all, and writes nothing.
       const replay = await server.request('PATCH', `${kind.path}/${id}`, {
         key: owner.key,
@@ -172,7 +186,7 @@ for (const kind of KINDS) {
       expect(replay.headers.get('idempotent-replayed')).toBe('true')
       expect(replay.text).toBe(done.text)
       expect(replay.headers.get('etag')).toBe(done.headers.get('etag'))
-      expect((await get(`${kind.path}/${id}`)).json.data.externalId).toBe(`later-${id}`)
+      expect((await get(`${kind.path}/${id}`)).json.data[kind.mark ?? 'externalId']).toBe(`later-${id}`)
     })
 
     if (kind.deletes !== 'none') {

@@ -96,7 +96,7 @@ export function recordCategoryChanges(tenant: Tenant, ids: readonly string[]): v
 }
 
 /** The tables whose rows carry `updatedAt` (CONTRACT §25). */
-export type UpdatedTable = 'accounts' | 'categories' | 'payees' | 'tags' | 'rules' | 'transactions'
+export type UpdatedTable = 'accounts' | 'categories' | 'payees' | 'tags' | 'rules' | 'transactions' | 'import_presets'
 
 /**
  * Ends the write that created `id`: everything that write did to it (its legs, its tags) is its

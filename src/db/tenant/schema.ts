@@ -325,6 +325,7 @@ export const importPresets = sqliteTable(
     amountPositiveIs: text('amount_positive_is', { enum: ['income', 'expense'] }).notNull(),
     columns: json<Record<string, string | number> | null>('columns'),
     createdAt: int('created_at').notNull(),
+    updatedAt: updatedAt(),
   },
   (t) => [index('import_presets_created_idx').on(t.createdAt, t.id)],
 )

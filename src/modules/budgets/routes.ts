@@ -48,6 +48,8 @@ export const budgetRoutes = [
     response: BudgetResponse,
     statuses: [200],
     errors: ['validation_failed', 'rule_violation'],
+    // A computed answer: its tag changes with any figure, so a 304 means nothing moved (CONTRACT §27).
+    etag: true,
     handle: ({ auth, tenant, params, query }) => ({
       status: 200,
       body: { data: getBudget(tenant, auth.subject, params.month, query.includeUnplanned ?? false) },

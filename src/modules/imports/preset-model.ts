@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { Cursor, EpochMs, Id, Limit, ListOf, Name, Nullable, PathId, SingleOf } from '../../platform/schemas.ts'
+import { Cursor, EpochMs, Id, Limit, ListOf, Name, Nullable, PathId, SingleOf, UpdatedAt } from '../../platform/schemas.ts'
 
 /** Import presets (CONTRACT §24): how to read one bank's CSV layout. */
 
@@ -66,6 +66,7 @@ export const ImportPreset = t.Object(
     amountPositiveIs: t.String({ description: '`income` or `expense`' }),
     columns: Nullable(PresetColumnsOut),
     createdAt: EpochMs,
+    updatedAt: UpdatedAt,
   },
   { title: 'ImportPreset', additionalProperties: false },
 )

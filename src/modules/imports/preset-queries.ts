@@ -51,5 +51,6 @@ export function toPreset(row: PresetRow): ImportPresetOut {
     amountPositiveIs: row.amountPositiveIs,
     columns: row.columns ? (Object.fromEntries(COLUMN_ROLES.map((role) => [role, row.columns?.[role] ?? null])) as PresetColumnsOut) : null,
     createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
   }
 }

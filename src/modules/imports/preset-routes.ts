@@ -1,3 +1,4 @@
+import type { Tenant } from '../../db/tenant/tenant.ts'
 import { defineRoute } from '../../platform/route.ts'
 import {
   ImportPresetCreate,
@@ -9,6 +10,8 @@ import {
 } from './preset-model.ts'
 import { toPreset } from './preset-queries.ts'
 import { createPreset, deletePreset, getPreset, listPresets, updatePreset } from './presets.ts'
+
+const current = ({ tenant, params }: { tenant: Tenant; params: { presetId: string } }) => toPreset(getPreset(tenant, params.presetId))
 
 /** Import presets take the transaction scopes: they are how transactions are read from files (CONTRACT §24). */
 const tag = 'Imports'
@@ -48,6 +51,7 @@ export const presetRoutes = [
     statuses: [201],
     errors: ['rule_violation'],
     requestExample: example,
+    etag: true,
     handle: ({ tenant, body }) => {
       const row = createPreset(tenant, body)
       return { status: 201, body: { data: toPreset(row) }, location: `/v1/import-presets/${row.id}` }
@@ -64,6 +68,7 @@ export const presetRoutes = [
     response: ImportPresetResponse,
     statuses: [200],
     errors: ['not_found'],
+    etag: true,
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toPreset(getPreset(tenant, params.presetId)) } }),
   }),
   defineRoute({
@@ -80,6 +85,7 @@ export const presetRoutes = [
     statuses: [200],
     errors: ['not_found', 'rule_violation'],
     requestExample: { skipRows: 3 },
+    current,
     handle: ({ tenant, params, body }) => ({ status: 200, body: { data: toPreset(updatePreset(tenant, params.presetId, body)) } }),
   }),
   defineRoute({
@@ -94,6 +100,7 @@ export const presetRoutes = [
     response: ImportPresetResponse,
     statuses: [200],
     errors: ['not_found'],
+    current,
     handle: ({ tenant, params }) => ({ status: 200, body: { data: toPreset(deletePreset(tenant, params.presetId)) } }),
   }),
 ]

@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { isId, newId } from '../../db/ids.ts'
+import { settleCreated } from '../../db/tenant/change-log.ts'
 import { importPresets } from '../../db/tenant/schema.ts'
 import type { Tenant } from '../../db/tenant/tenant.ts'
 import { ApiError, notFound, ruleViolation } from '../../platform/errors.ts'
@@ -15,7 +16,7 @@ import { findPreset, listPresetRows, type PresetRow, toPreset } from './preset-q
  * are checked when it is saved, and again when one is given inline with an import.
  */
 
-type Changes = Partial<Omit<PresetRow, 'id' | 'createdAt'>>
+type Changes = Partial<Omit<PresetRow, 'id' | 'createdAt' | 'updatedAt'>>
 
 /** The roles a request maps: a null role is not mapped, as an absent one. */
 export function compactColumns(columns: PresetColumnsInput | null | undefined): CsvColumns | null {
@@ -70,6 +71,7 @@ export function getPreset(tenant: Tenant, id: string): PresetRow {
 
 export function createPreset(tenant: Tenant, body: ImportPresetInput & { name: string }): PresetRow {
   return tenant.write(() => {
+    const now = Date.now()
     const row: PresetRow = {
       id: newId('imp'),
       name: body.name.trim(),
@@ -81,11 +83,13 @@ export function createPreset(tenant: Tenant, body: ImportPresetInput & { name: s
       dateFormat: null,
       amountPositiveIs: 'income',
       columns: null,
-      createdAt: Date.now(),
+      createdAt: now,
+      updatedAt: now,
       ...changesFrom(body),
     }
     assertLayout({ ...row, columns: row.columns as CsvColumns | null })
     tenant.db.insert(importPresets).values(row).run()
+    settleCreated(tenant, 'import_presets', row.id)
     return row
   })
 }
@@ -96,8 +100,10 @@ export function updatePreset(tenant: Tenant, id: string, body: ImportPresetInput
     const changes = changesFrom(body)
     const next = { ...current, ...changes }
     assertLayout({ ...next, columns: next.columns as CsvColumns | null })
-    if (Object.keys(changes).length > 0) tenant.db.update(importPresets).set(changes).where(eq(importPresets.id, id)).run()
-    return next
+    if (Object.keys(changes).length === 0) return current
+    tenant.db.update(importPresets).set(changes).where(eq(importPresets.id, id)).run()
+    // Read back: the feed's trigger stamped updatedAt if anything changed (CONTRACT §25).
+    return getPreset(tenant, id)
   })
 }
 
