@@ -105,7 +105,7 @@ describe(`CORS_ALLOWED_ORIGINS=${APP},${DEV}/`, () => {
     ]
     expect(answers.map((res) => res.status)).toEqual([200, 201, 401, 404, 405, 422, 200, 200])
     for (const [index, res] of answers.entries()) expectCors(res, index >= 6 ? DEV : APP)
-    expect(answers[2]?.headers.get('www-authenticate')).toBe('Bearer')
+    expect(answers[2]?.headers.get('www-authenticate')).toStartWith('Bearer')
   })
 
   test('a 429 carries the CORS headers too, so a page can read Retry-After', async () => {

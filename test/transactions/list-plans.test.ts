@@ -59,6 +59,10 @@ const walks: [string, ListFilter][] = [
   ['uncategorized, legs', { scan: 'legUncategorized', accountId: true, minAmount: true, cursor: true }],
   ['an account, uncategorized tested', { scan: 'source', uncategorized: true, text: true, stop: true }],
   ['a tag, uncategorized and text tested', { scan: 'tag', uncategorized: true, text: true, cursor: true }],
+  ['a payee, an account tested', { scan: 'ownPayee', accountId: true, from: true, cursor: true, stop: true }],
+  ['a category, a payee tested', { scan: 'ownCategory', payeeId: true, stop: true }],
+  ['a category through legs, an account tested', { scan: 'legCategory', accountId: true, stop: true }],
+  ['an account, a category and a tag tested', { scan: 'source', categoryId: true, tagId: true, to: true, stop: true }],
 ]
 
 describe('walks follow an index in list order', () => {
@@ -70,6 +74,20 @@ describe('walks follow an index in list order', () => {
       expect(boundary?.join('\n')).not.toContain('TEMP B-TREE')
     })
   }
+
+  // Pins that finding where a bounded walk stops reads the scan's index alone (CONTRACT §9): the
+  // filters tested on each row are left out of the boundary, so it never reads a table row.
+  test('the boundary of a walk with a second id filter reads only its scan’s index', () => {
+    for (const [filter, index] of [
+      [{ scan: 'ownPayee', accountId: true, from: true, cursor: true }, 'transactions_payee_idx'],
+      [{ scan: 'ownCategory', payeeId: true, tagId: true }, 'transactions_category_idx'],
+      [{ scan: 'source', categoryId: true, uncategorized: false }, 'transactions_account_idx'],
+    ] as [ListFilter, string][]) {
+      const [boundary] = plansOf((tenant) => walkBoundary(tenant, filter, VALUES))
+      expect(boundary?.join('\n')).toContain(`USING COVERING INDEX ${index}`)
+      expect(boundary?.join('\n')).not.toContain('EXISTS')
+    }
+  })
 
   test('categoryId=none walks the partial indexes that hold exactly its rows', () => {
     const [own] = plansOf((tenant) => listTransactionValues(tenant, { scan: 'ownUncategorized', accountId: true }, VALUES))

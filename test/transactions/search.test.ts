@@ -233,6 +233,41 @@ describe('q', () => {
     }
   })
 
+  // Pins CONTRACT §9's bound on a second id filter: a payee's walk that tests the account on each
+  // row (or a category's that tests the payee, …) stops after LIST_BOUNDS.walk rows, and following
+  // nextCursor still gives exactly every match.
+  test('two id filters at once: the same answer with the bound at 2 rows a walk as without it', async () => {
+    const cafe = payees['Café Central'].id
+    const pingo = payees['Pingo Doce'].id
+    const [first, second] = accounts as [string, string]
+    const onAccount = (id: string) => (t: Json) => t.accountId === id || t.transferToAccountId === id
+    const ofPayee = (id: string) => (t: Json) => t.payeeId === id || t.splits.some((leg: Json) => leg.payeeId === id)
+    const inCategory = (id: string) => (t: Json) => t.categoryId === id || t.splits.some((leg: Json) => leg.categoryId === id)
+    const cases: [string, (t: Json) => boolean][] = [
+      [`payeeId=${cafe}&accountId=${first}`, (t) => ofPayee(cafe)(t) && onAccount(first)(t)],
+      [`payeeId=${pingo}&accountId=${second}`, (t) => ofPayee(pingo)(t) && onAccount(second)(t)],
+      [`categoryId=cat_sys_groceries&payeeId=${pingo}`, (t) => inCategory('cat_sys_groceries')(t) && ofPayee(pingo)(t)],
+      [`categoryId=${custom}&accountId=${first}`, (t) => inCategory(custom)(t) && onAccount(first)(t)],
+      [`categoryId=none&accountId=${second}`, (t) => uncategorized(t) && onAccount(second)(t)],
+      [
+        `accountId=${first}&from=2026-02-01&to=2026-03-05&payeeId=${cafe}`,
+        (t) => onAccount(first)(t) && ofPayee(cafe)(t) && t.date >= '2026-02-01' && t.date <= '2026-03-05',
+      ],
+    ]
+    for (const [query, predicate] of cases) {
+      const want = expected(predicate)
+      expect({ query, ids: await ids(query, 1) }).toEqual({ query, ids: want })
+      LIST_BOUNDS.walk = 2
+      expect({ query, ids: await ids(query, 1) }).toEqual({ query, ids: want })
+      expect({ query, ids: await ids(query, 3) }).toEqual({ query, ids: want })
+      Object.assign(LIST_BOUNDS, DEFAULT_BOUNDS)
+    }
+    // A walk cut short says so: the account has no Café rows among the payee's first 2, an empty page with more to come.
+    LIST_BOUNDS.walk = 2
+    const short = await server.request('GET', `/v1/transactions?payeeId=${cafe}&accountId=${second}&limit=50`, { key: owner.key })
+    expect(short.json).toMatchObject({ data: [], hasMore: true })
+  })
+
   test('follows every write: a changed note, changed legs, a deletion, a renamed payee', async () => {
     const t = await txn({ note: 'Quarterly Dentist' })
     expect(await ids('q=dentist')).toEqual([t.id])

@@ -57,7 +57,7 @@ export interface ListFilter {
   cursor?: boolean
   /** Only rows at or after (in list order: not older than) the point a bounded walk stopped at (`stopDate`, `stopCreatedAt`, `stopId`). */
   stop?: boolean
-  /** The sort key of the row `scanLimit` rows into the walk (its filters without text and amounts), instead of the rows. */
+  /** The sort key of the row `scanOffset` rows into the walk (its index's own filters: the scan, dates, the cursor), instead of the rows. */
   boundary?: boolean
 }
 
@@ -144,17 +144,19 @@ function conditionsOf(filter: ListFilter): SQL[] {
   if (scan === 'ownUncategorized') conditions.push(UNCATEGORIZED_OWN)
   if (scan === 'legUncategorized') conditions.push(sql`${transactionSplits.categoryId} IS NULL`, eq(transactions.id, transactionSplits.transactionId))
   if (scan === 'matches') conditions.push(sql`${transactions.id} = matched.id`)
-  if (filter.accountId) {
+  // A boundary counts the rows of the walk itself: what is tested on each row is left out (CONTRACT §9).
+  const onRow = !filter.boundary
+  if (filter.accountId && onRow) {
     conditions.push(sql`(${transactions.accountId} = ${sql.placeholder('accountId')} OR ${transactions.transferToAccountId} = ${sql.placeholder('accountId')})`)
   }
-  if (filter.categoryId) conditions.push(sql`(${transactions.categoryId} = ${sql.placeholder('categoryId')} OR ${legWith('category_id', 'categoryId')})`)
-  if (filter.uncategorized) {
+  if (filter.categoryId && onRow) conditions.push(sql`(${transactions.categoryId} = ${sql.placeholder('categoryId')} OR ${legWith('category_id', 'categoryId')})`)
+  if (filter.uncategorized && onRow) {
     conditions.push(
       sql`(${UNCATEGORIZED_OWN} OR (${transactions.hasSplits} = 1 AND EXISTS (SELECT 1 FROM transaction_splits leg WHERE leg.transaction_id = ${transactions.id} AND leg.category_id IS NULL)))`,
     )
   }
-  if (filter.payeeId) conditions.push(sql`(${transactions.payeeId} = ${sql.placeholder('payeeId')} OR ${legWith('payee_id', 'payeeId')})`)
-  if (filter.tagId) {
+  if (filter.payeeId && onRow) conditions.push(sql`(${transactions.payeeId} = ${sql.placeholder('payeeId')} OR ${legWith('payee_id', 'payeeId')})`)
+  if (filter.tagId && onRow) {
     conditions.push(
       sql`(${transactions.hasTags} = 1 AND EXISTS (SELECT 1 FROM transaction_tags tt WHERE tt.transaction_id = ${transactions.id} AND tt.tag_id = ${sql.placeholder('tagId')}))`,
     )
@@ -163,13 +165,13 @@ function conditionsOf(filter: ListFilter): SQL[] {
   if (filter.to) conditions.push(lte(transactions.date, sql.placeholder('to')))
   if (filter.externalId) conditions.push(eq(transactions.externalId, sql.placeholder('externalId')))
   // Tested on the row: instr, not LIKE (LIKE stops at a NUL); both sides are normalized.
-  if (filter.text && !filter.boundary) {
+  if (filter.text && onRow) {
     conditions.push(sql`(EXISTS (SELECT 1 FROM transaction_search s WHERE s.transaction_id = ${transactions.id} AND instr(s.text, ${sql.placeholder('q')}) > 0)
       OR ${transactions.payeeId} IN ${matchedPayees}
       OR (${transactions.hasSplits} = 1 AND EXISTS (SELECT 1 FROM transaction_splits leg WHERE leg.transaction_id = ${transactions.id} AND leg.payee_id IN ${matchedPayees})))`)
   }
-  if (filter.minAmount && !filter.boundary) conditions.push(gte(transactions.amount, sql.placeholder('minAmount')))
-  if (filter.maxAmount && !filter.boundary) conditions.push(lte(transactions.amount, sql.placeholder('maxAmount')))
+  if (filter.minAmount && onRow) conditions.push(gte(transactions.amount, sql.placeholder('minAmount')))
+  if (filter.maxAmount && onRow) conditions.push(lte(transactions.amount, sql.placeholder('maxAmount')))
   if (filter.cursor) conditions.push(before(sortColumnsOf(scan)))
   if (filter.stop) conditions.push(notOlderThan(sortColumnsOf(scan)))
   return conditions
@@ -287,7 +289,8 @@ export function listTransactionValues(tenant: Tenant, filter: ListFilter, values
 /**
  * Where a walk of `filter`'s scan stops when it may test at most `scanOffset + 1` rows: the
  * sort key of that last row, or undefined when the scan holds fewer (it then runs to its end).
- * Counted on the rows that pass the indexed filters, without text and amounts.
+ * Counted on the rows of the index walk itself (the scan, `from`/`to`, the cursor): the filters
+ * tested on each row are not, so finding the boundary reads index entries only.
  */
 export function walkBoundary(tenant: Tenant, filter: ListFilter, values: ListValues): [date: string, createdAt: number, id: string] | undefined {
   const row = run(tenant, { ...filter, boundary: true, stop: undefined }, { ...values, one: 1 })[0]

@@ -41,7 +41,7 @@ export const LIST_BOUNDS = {
    * matches): a page then costs at most this many row reads, whatever the ledger's size.
    */
   textMatches: 5_000,
-  /** The most rows of one scan a page tests against the filters no index orders (text, amounts). */
+  /** The most rows of one scan a page tests against the filters its index does not order (text, amounts, a second id filter). */
   walk: 10_000,
 }
 /** Trigrams: a shorter text cannot be looked up in the index. */
@@ -136,8 +136,15 @@ export function listTransactionPage(tenant: Tenant, query: TransactionListInput)
         }
       }
     }
-    // The matches of a search are few: every other filter is tested on them without a bound.
-    const bounded = scans[0] !== 'matches' && (testsText || minAmount !== undefined || maxAmount !== undefined)
+    // The matches of a search are few: every other filter is tested on them without a bound. Any
+    // other filter tested on each row of a walk (text, amounts, and a second id filter: an
+    // account within a payee's rows, …) bounds it, so no combination reads in proportion to the
+    // ledger (CONTRACT §9).
+    const testsOnRows = (scan: Scan) => {
+      const filter = filterOf(scan, { text: false, stop: false })
+      return filter.accountId || filter.categoryId || filter.uncategorized || filter.payeeId || filter.tagId
+    }
+    const bounded = scans[0] !== 'matches' && (testsText || minAmount !== undefined || maxAmount !== undefined || scans.some(testsOnRows))
     // A walk that tests unindexed filters stops after `LIST_BOUNDS.walk` rows of each scan: where the
     // newest of those stops lies, every scan has been tested down to, and no further.
     let stop: Key | undefined
