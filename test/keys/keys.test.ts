@@ -134,6 +134,20 @@ describe('GET and DELETE /v1/keys', () => {
     expect((await server.request('GET', `/v1/keys/${id}`, { key: manager.key })).json.data.revokedAt).toBe(revoked.json.data.revokedAt)
   })
 
+  // Pins CONTRACT §25's ETag on one key: 304 while nothing moved, a new tag once it is revoked.
+  test('GET of one key carries an ETag and answers 304 to it until the key changes', async () => {
+    const made = await server.request('POST', '/v1/keys', { key: manager.key, body: { name: 'tablet', scopes: ['me:read'] } })
+    const path = `/v1/keys/${made.json.data.id}`
+    const read = await server.request('GET', path, { key: manager.key })
+    const etag = read.headers.get('etag') as string
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/)
+    expect((await server.request('GET', path, { key: manager.key, headers: { 'if-none-match': etag } })).status).toBe(304)
+    await server.request('DELETE', path, { key: manager.key })
+    const after = await server.request('GET', path, { key: manager.key, headers: { 'if-none-match': etag } })
+    expect(after.status).toBe(200)
+    expect(after.headers.get('etag')).not.toBe(etag)
+  })
+
   test('pages with limit and cursor, never repeating or skipping', async () => {
     const owner = await server.owner({ name: 'Cy', scopes: ['keys:read', 'keys:write'] })
     for (let i = 0; i < 4; i++) await server.request('POST', '/v1/keys', { key: owner.key, body: { name: `k${i}`, scopes: ['keys:read'] } })

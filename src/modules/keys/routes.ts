@@ -57,6 +57,7 @@ export const keyRoutes = [
     response: ApiKeyResponse,
     statuses: [200],
     errors: ['not_found'],
+    etag: true,
     handle: ({ control, auth, params }) => ({ status: 200, body: { data: getKey(control, auth, params.keyId) } }),
   }),
   defineRoute({
