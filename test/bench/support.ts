@@ -100,14 +100,19 @@ export interface Service {
  * Compiles `cold-floor.ts`, the floor of pfin's stack (Elysia, with FLOOR=stack also drizzle,
  * TypeBox and the swagger plugin, over one SQLite file), the way `bun run build` compiles pfin.
  */
-export async function buildFloor(cleanup: Cleanup): Promise<string> {
-  const outfile = join(cleanup.dir(tempDir('pfin-floor-')), 'floor')
-  const proc = Bun.spawn(['bun', 'build', join(import.meta.dir, 'cold-floor.ts'), '--compile', '--bytecode', '--format=esm', '--outfile', outfile], {
+export function buildFloor(cleanup: Cleanup): Promise<string> {
+  return compileBench(cleanup, 'cold-floor.ts')
+}
+
+/** Compiles test/bench/`entry` as `bun run build` compiles pfin (one file, bytecode, ESM); returns the binary's path. */
+export async function compileBench(cleanup: Cleanup, entry: string): Promise<string> {
+  const outfile = join(cleanup.dir(tempDir('pfin-compiled-')), entry.replace(/\.ts$/, ''))
+  const proc = Bun.spawn(['bun', 'build', join(import.meta.dir, entry), '--compile', '--bytecode', '--format=esm', '--outfile', outfile], {
     cwd: ROOT,
     stdout: 'ignore',
     stderr: 'inherit',
   })
-  if ((await proc.exited) !== 0) throw new Error('compiling test/bench/cold-floor.ts failed')
+  if ((await proc.exited) !== 0) throw new Error(`compiling test/bench/${entry} failed`)
   return outfile
 }
 
