@@ -16,6 +16,7 @@ import m13 from './0013_import_presets.sql' with { type: 'text' }
 import m14 from './0014_search_and_uncategorized.sql' with { type: 'text' }
 import m15 from './0015_transaction_search_fts.sql' with { type: 'text' }
 import m16 from './0016_updated_at_when_moved.sql' with { type: 'text' }
+import m17 from './0017_transaction_authors.sql' with { type: 'text' }
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0000_init', when: 1795242104328, sql: m0 },
@@ -35,4 +36,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0014_search_and_uncategorized', when: 1795701217391, sql: m14 },
   { tag: '0015_transaction_search_fts', when: 1795701220819, sql: m15 },
   { tag: '0016_updated_at_when_moved', when: 1795705167566, sql: m16 },
+  { tag: '0017_transaction_authors', when: 1795706421211, sql: m17 },
 ]

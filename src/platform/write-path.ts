@@ -42,7 +42,9 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
     this.prepared = state.prepared
   }
   get tenant(): Tenant {
-    return this.tenants.get(this.auth.subject.id)
+    const tenant = this.tenants.get(this.auth.subject.id)
+    tenant.actor = this.auth.principal.owner.id
+    return tenant
   }
 }
 
