@@ -46,7 +46,7 @@ const rpc = (body: unknown, subject?: string) =>
   })
 
 test("/mcp with Pfin-Subject: the subject's accounts, read-only tools only; without a grant, 404", async () => {
-  const listed = await (await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, ana.id)).json()
+  const listed = (await (await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, ana.id)).json()) as { result: { tools: { name: string }[] } }
   const names: string[] = listed.result.tools.map((tool: { name: string }) => tool.name)
   expect(names).toContain('list_accounts')
   expect(names).not.toContain('create_transaction')
