@@ -1254,6 +1254,8 @@ export interface components {
             createdAt: number;
             /** @description Unix epoch milliseconds of the latest change (its own, or one that follows from another write, such as a balance); never before createdAt, never goes back */
             updatedAt: number;
+            createdBy: string | null;
+            updatedBy: string | null;
             /** @description the legs, in the order given; [] when not split */
             splits: components["schemas"]["Split"][];
             /** @description the tags, in the order given; [] when none */
