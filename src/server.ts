@@ -11,6 +11,7 @@ import { purgeTombstones } from './db/tenant/change-log.ts'
 import { mcpEndpoint } from './modules/mcp/endpoint.ts'
 import { oauthEndpoints } from './modules/oauth/endpoints.ts'
 import { routes as v1Routes } from './modules/index.ts'
+import { Delegations } from './platform/delegation.ts'
 import { Authenticator } from './platform/auth.ts'
 import { clientLookup, type Platform, type RequestState, requestStateOf, type ServerLookup } from './platform/context.ts'
 import { TrustedProxies } from './platform/client-address.ts'
@@ -67,6 +68,7 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     control,
     tenants,
     authenticator: new Authenticator(control),
+    delegations: new Delegations(control),
     limiter,
     limits,
     idempotency,

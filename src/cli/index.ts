@@ -6,6 +6,7 @@ import { closest } from '../platform/nearest.ts'
 import { optional, parseFlags, UsageError, wantsHelp } from './args.ts'
 import { backupGroup } from './backup.ts'
 import { adminCommand, Invocation } from './invocation.ts'
+import { grantGroup } from './grant.ts'
 import { keyGroup } from './key.ts'
 import { importSpec } from './import.ts'
 import { mcpSpec } from './mcp.ts'
@@ -23,6 +24,7 @@ const ENTRIES: Record<string, Entry> = {
   import: importSpec,
   owner: ownerGroup,
   key: keyGroup,
+  grant: grantGroup,
   backup: backupGroup,
   restore: restoreSpec,
 }
@@ -38,8 +40,8 @@ function topHelp(program: string): string {
     'Server:',
     ...commandList([serveSpec, mcpSpec, importSpec]),
     '',
-    'Owners and keys:',
-    ...commandList([...ownerGroup.commands, ...keyGroup.commands]),
+    'Owners, keys and grants:',
+    ...commandList([...ownerGroup.commands, ...keyGroup.commands, ...grantGroup.commands]),
     '',
     'Backups:',
     ...commandList([...groupSpecs(backupGroup), restoreSpec]),

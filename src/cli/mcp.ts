@@ -12,7 +12,8 @@ export const mcpSpec: CommandSpec = {
   dataDir: 'none',
   json: false,
   notes:
-    'Environment: PFIN_API_KEY (required: the key the agent may use), PFIN_URL (default http://127.0.0.1:3000).\n' +
+    'Environment: PFIN_API_KEY (required: the key the agent may use), PFIN_URL (default http://127.0.0.1:3000),\n' +
+    "PFIN_SUBJECT (optional: another owner's id, to act on the ledger that owner shared with the key's owner).\n" +
     'Reads one JSON-RPC message per line on stdin and writes the answers on stdout; logs go to stderr.',
   run: () => mcpBridge(),
 }
@@ -37,7 +38,9 @@ export async function mcpBridge(env: Record<string, string | undefined> = proces
   } catch {
     throw new UsageError(`PFIN_URL must be the server's URL, such as http://127.0.0.1:3000 (got "${env.PFIN_URL}")`)
   }
-  const bridge = new Bridge(endpoint, key)
+  // Households (CONTRACT §30): the ledger the agent acts on, when not the key owner's own.
+  const subject = env.PFIN_SUBJECT?.trim() || null
+  const bridge = new Bridge(endpoint, key, subject)
   const pending = new Set<Promise<void>>()
   let buffered = ''
   const decoder = new TextDecoder()
@@ -66,6 +69,7 @@ class Bridge {
   constructor(
     private readonly endpoint: URL,
     private readonly key: string,
+    private readonly subject: string | null = null,
   ) {}
 
   async forward(line: string): Promise<void> {
@@ -86,6 +90,7 @@ class Bridge {
       accept: 'application/json, text/event-stream',
     }
     if (this.protocolVersion) headers['mcp-protocol-version'] = this.protocolVersion
+    if (this.subject) headers['pfin-subject'] = this.subject
     let response: Response
     try {
       response = await fetch(this.endpoint, { method: 'POST', headers, body: line })

@@ -6,6 +6,7 @@ import { categoryRoutes } from './categories/routes.ts'
 import { changeRoutes } from './changes/routes.ts'
 import { presetRoutes } from './imports/preset-routes.ts'
 import { importRoutes } from './imports/routes.ts'
+import { grantRoutes } from './grants/routes.ts'
 import { keyRoutes } from './keys/routes.ts'
 import { meRoutes } from './me/routes.ts'
 import { payeeRoutes } from './payees/routes.ts'
@@ -32,4 +33,5 @@ export const routes: AnyRoute[] = [
   ...changeRoutes,
   ...reportRoutes,
   ...keyRoutes,
+  ...grantRoutes,
 ]

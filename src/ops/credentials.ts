@@ -144,6 +144,23 @@ function keepSignIn(control: Database): void {
   control.run(`INSERT INTO main.oauth_tokens ${rowsOf(control, 'previous', 'oauth_tokens')} WHERE grant_id IN (SELECT id FROM main.oauth_grants)`)
 }
 
+/**
+ * Households' grants (CONTRACT §30) say who may read whose ledger: access, like keys, so they are
+ * kept as they were before the restore. A grant revoked since stays revoked, one given since is
+ * kept, and one ended by an owner's deletion does not come back. Kept only between owners the
+ * restored control.db knows. The replaced control.db of a pfin from before households has no such
+ * table: then the backup's stand (it has none either).
+ */
+function keepGrants(control: Database): void {
+  const present = control.query("SELECT 1 FROM previous.sqlite_master WHERE type = 'table' AND name = 'ledger_grants'").get()
+  if (present === null) return
+  control.run('DELETE FROM main.ledger_grants')
+  control.run(
+    `INSERT INTO main.ledger_grants ${rowsOf(control, 'previous', 'ledger_grants')}
+     WHERE subject_owner_id IN (SELECT id FROM main.owners) AND grantee_owner_id IN (SELECT id FROM main.owners)`,
+  )
+}
+
 /** Brings `from`'s revocations, and the keys and owners `into` lacks, into the control database `into`. */
 function mergeCredentials(into: string, from: string): KeptCredentials {
   const control = openDatabase(into, { synchronous: 'NORMAL', migrations: controlMigrations })
@@ -168,6 +185,7 @@ function mergeCredentials(into: string, from: string): KeptCredentials {
           control.run(`INSERT OR IGNORE INTO main.idempotency_records ${rowsOf(control, 'previous', 'idempotency_records')} WHERE owner_id = ?`, [ownerId])
         }
         keepSignIn(control)
+        keepGrants(control)
         return { revokedKeys, newKeys, newOwners, read: true }
       })()
     } finally {

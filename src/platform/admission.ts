@@ -76,17 +76,38 @@ export function refuseQueryParameters(params: URLSearchParams): void {
 }
 
 export function authorize(route: AnyRoute, auth: AuthContext): void {
+  if (auth.accessMode === 'delegated' && route.delegable === false) {
+    throw new ApiError(
+      'insufficient_scope',
+      "This route manages the key owner's own keys and grants and never acts on another's ledger (no re-delegation): send it without Pfin-Subject",
+    )
+  }
   if (!mayCall(auth.principal.scopes, route)) {
-    if (route.scopesNeeded === 'any') throw new ApiError('insufficient_scope', `This API key needs one of the scopes ${route.scopes.join(', ')}`)
-    const missing = route.scopes.filter((scope) => !auth.principal.scopes.includes(scope))
-    throw new ApiError('insufficient_scope', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`)
+    const held = auth.principal.scopes
+    const missing = route.scopesNeeded === 'any' ? route.scopes : route.scopes.filter((scope) => !held.includes(scope))
+    const lackedByKey = missing.filter((scope) => !auth.principal.keyScopes.includes(scope))
+    // Under delegation a scope the key holds may be one the grant does not: say which.
+    const why =
+      auth.grant && lackedByKey.length === 0
+        ? `: the grant to ${auth.subject.id}'s ledger does not include ${missing.length > 1 ? 'them' : 'it'}`
+        : auth.grant
+          ? ' (a delegated request holds the scopes both the key and the grant hold)'
+          : ''
+    if (route.scopesNeeded === 'any') throw new ApiError('insufficient_scope', `This API key needs one of the scopes ${route.scopes.join(', ')}${why}`)
+    throw new ApiError('insufficient_scope', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}${why}`)
   }
   requireProTier(auth)
 }
 
-/** Only Pro owners may use the API (CONTRACT §3), over REST and MCP alike. */
+/**
+ * Only Pro owners may use the API (CONTRACT §3), over REST and MCP alike: the key's owner, and
+ * under delegation the owner whose ledger is served too (CONTRACT §30).
+ */
 export function requireProTier(auth: AuthContext): void {
-  if (auth.subject.tier !== 'pro') throw new ApiError('pro_tier_required', 'The API is available to Pro tier owners only')
+  if (auth.principal.owner.tier !== 'pro') throw new ApiError('pro_tier_required', 'The API is available to Pro tier owners only')
+  if (auth.subject.tier !== 'pro') {
+    throw new ApiError('pro_tier_required', `The ledger of ${auth.subject.id} is on the free tier: the API serves Pro tier owners' ledgers only`)
+  }
 }
 
 /** A write's body against its route: the route's own check (the batch's), or its schema; a file is its handler's to read. */

@@ -15,14 +15,26 @@ import type { Scope } from './scopes.ts'
  */
 
 /**
- * Who is calling (a personal key, or an OAuth grant's access token) and whose data it may touch
- * (the owner): apart, so delegation can come later. `keyId` is the id `GET /v1/keys` lists: a
- * key's `key_…` or a grant's `app_…`; rate limits count per `keyId` (CONTRACT §7, §28).
+ * Who is calling (a personal key, or an OAuth grant's access token, and the owner it belongs to)
+ * and whose ledger it acts on (the subject): the same owner in `self` mode, another owner's under
+ * a household grant in `delegated` mode (CONTRACT §30, `Pfin-Subject`). `keyId` is the id
+ * `GET /v1/keys` lists: a key's `key_…` or an OAuth grant's `app_…`; rate limits count per
+ * `keyId` (CONTRACT §7, §28). `principal.scopes` are the effective scopes: the key's, or under
+ * delegation the key's that the household grant also holds.
  */
 export interface AuthContext {
-  principal: { kind: 'api_key' | 'oauth'; keyId: string; scopes: readonly Scope[] }
+  principal: {
+    kind: 'api_key' | 'oauth'
+    keyId: string
+    scopes: readonly Scope[]
+    /** The key's own scopes (equal to `scopes` in self mode): what a refusal names. */
+    keyScopes: readonly Scope[]
+    owner: Owner
+  }
   subject: Owner
-  accessMode: 'self'
+  accessMode: 'self' | 'delegated'
+  /** The household grant a delegated request acts under; null in self mode. */
+  grant: { id: string; scopes: readonly Scope[]; expiresAt: number | null } | null
 }
 
 /** A key: the prefix, the key id (group 1) and the secret (group 2). */
@@ -56,11 +68,12 @@ const argon2 = () => (argon2Module ??= import('@node-rs/argon2'))
 const sha256 = (text: string): Buffer => Bun.CryptoHasher.hash('sha256', text) as Buffer
 
 function authContext({ key, owner }: KeyWithOwner): AuthContext {
-  return { principal: { kind: 'api_key', keyId: key.id, scopes: key.scopes as Scope[] }, subject: owner, accessMode: 'self' }
+  const scopes = key.scopes as Scope[]
+  return { principal: { kind: 'api_key', keyId: key.id, scopes, keyScopes: scopes, owner }, subject: owner, accessMode: 'self', grant: null }
 }
 
 /** A Map used as a bounded least-recently-used cache. */
-class Lru<K, V> {
+export class Lru<K, V> {
   private readonly map = new Map<K, V>()
   constructor(private readonly capacity: number) {}
   /** The most recently used key: using it again needs no reordering. */
@@ -165,10 +178,12 @@ export class Authenticator {
         this.tokens.delete(hash)
         return null
       }
+      const scopes = found.grant.scopes as Scope[]
       const context: AuthContext = {
-        principal: { kind: 'oauth', keyId: found.grant.id, scopes: found.grant.scopes as Scope[] },
+        principal: { kind: 'oauth', keyId: found.grant.id, scopes, keyScopes: scopes, owner: found.owner },
         subject: found.owner,
         accessMode: 'self',
+        grant: null,
       }
       cached = { context, expiresAt: found.token.expiresAt, readAt: generation, usedAt: cached?.usedAt ?? 0 }
       this.tokens.set(hash, cached)

@@ -6,6 +6,7 @@ import type { AccessLog } from './access-log.ts'
 import type { AuthContext, Authenticator } from './auth.ts'
 import type { TrustedProxies } from './client-address.ts'
 import type { Cors } from './cors.ts'
+import type { Delegations } from './delegation.ts'
 import type { IdempotencyStore, StoredResponse } from './idempotency.ts'
 import type { Limits, RateLimiter } from './rate-limit.ts'
 import type { WriteGroups } from './write-groups.ts'
@@ -16,6 +17,8 @@ export interface Platform {
   control: ControlStore
   tenants: TenantRegistry
   authenticator: Authenticator
+  /** `Pfin-Subject`: households' delegated requests (CONTRACT §30). */
+  delegations: Delegations
   limiter: RateLimiter
   /** Rate limits for callers with a valid key and for everyone else (per client IP). */
   limits: { key: Limits; anonymous: Limits }

@@ -20,6 +20,8 @@ export const ERRORS = {
   payee_exists: { status: 409, title: 'Payee already exists' },
   tag_exists: { status: 409, title: 'Tag already exists' },
   limit_reached: { status: 409, title: 'Limit reached' },
+  /** A live household grant from this subject to this grantee exists already (CONTRACT §30). */
+  grant_exists: { status: 409, title: 'Grant already exists' },
   /** MCP only: a destructive or bulk tool's confirmToken is expired, or not for this target as it is now (CONTRACT §17). */
   confirmation_required: { status: 409, title: 'Confirmation required' },
   cursor_expired: { status: 410, title: 'Cursor expired' },

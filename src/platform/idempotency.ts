@@ -4,6 +4,7 @@ import type { ControlStore, StoredResponse } from '../db/control/store.ts'
 import type { Tenant, TenantDrizzle } from '../db/tenant/tenant.ts'
 import { fromExcluded, placeholders } from '../db/statements.ts'
 import { appliedRequests } from '../db/tenant/schema.ts'
+import type { AuthContext } from './auth.ts'
 import { ApiError } from './errors.ts'
 
 /**
@@ -33,6 +34,15 @@ export function readIdempotencyKey(header: string | null, optional = false): str
     throw new ApiError('idempotency_key_invalid', 'Idempotency-Key must be 1 to 255 printable ASCII characters')
   }
   return header
+}
+
+/**
+ * The key as kept in the subject's file: the client's own in self mode; under delegation
+ * (CONTRACT §30) prefixed with the key owner's id and a line feed, which no client key can hold,
+ * so the same key string sent for two ledgers, or by two people to one ledger, never collides.
+ */
+export function scopedIdempotencyKey(auth: AuthContext, key: string): string {
+  return auth.accessMode === 'delegated' ? `${auth.principal.owner.id}\n${key}` : key
 }
 
 /**

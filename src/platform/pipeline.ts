@@ -105,7 +105,7 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
     // await per request). It is synchronous for a read by a key verified before; only a
     // key's first use (argon2) and a write's body continue asynchronously.
     const proceed = (request: Request, params: unknown, set: ResponseSetter, state: RequestState, found: AuthContext | null) => {
-      const auth = admit(platform, found, state, set.headers)
+      const auth = platform.delegations.resolve(admit(platform, found, state, set.headers), request.headers.get('pfin-subject'))
       authorize(route, auth)
       state.auth = auth
       if (route.current) state.ifMatch = request.headers.get('if-match')

@@ -95,6 +95,12 @@ export interface RouteDef<B extends TSchema | undefined, Q extends TSchema | und
    * credentials, whose answer is then kept in control.db in the same transaction (CONTRACT §28).
    */
   store?: 'control'
+  /**
+   * False for the routes over the key owner's own credentials and grants (keys, grants, the
+   * ledgers it may act on): never run on another's ledger; with `Pfin-Subject` they answer 403
+   * `insufficient_scope` (CONTRACT §30, no re-delegation).
+   */
+  delegable?: false
   requestExample?: unknown
   responseExample?: unknown
   /**

@@ -20,6 +20,8 @@ export const SCOPES = [
   'schedules:write',
   'keys:read',
   'keys:write',
+  'grants:read',
+  'grants:write',
 ] as const
 
 export type Scope = (typeof SCOPES)[number]
@@ -29,7 +31,23 @@ export type Scope = (typeof SCOPES)[number]
  * `scope`): the ones over credentials. A key that can make keys can outlive its own revocation,
  * so no key or sign-in gets that power without someone choosing it (CONTRACT §2, §28).
  */
-export const NOT_BY_DEFAULT: readonly Scope[] = ['keys:read', 'keys:write']
+export const NOT_BY_DEFAULT: readonly Scope[] = ['keys:read', 'keys:write', 'grants:read', 'grants:write']
+
+/**
+ * Scopes over the key owner's own credentials and grants (CONTRACT §30): a grant never carries
+ * them, so a delegated request never manages keys or grants (no re-delegation).
+ */
+export const NOT_GRANTABLE: readonly Scope[] = NOT_BY_DEFAULT
+
+/** What a grant may carry: every scope over a ledger's data. */
+export const GRANTABLE_SCOPES: readonly Scope[] = SCOPES.filter((scope) => !NOT_GRANTABLE.includes(scope))
+
+/** The roles of CONTRACT §30, as the scope sets they stand for. */
+export const VIEWER_SCOPES: readonly Scope[] = GRANTABLE_SCOPES.filter((scope) => scope.endsWith(':read'))
+export const EDITOR_SCOPES: readonly Scope[] = [
+  ...VIEWER_SCOPES,
+  ...GRANTABLE_SCOPES.filter((scope) => scope.endsWith(':write') && scope !== 'accounts:write' && scope !== 'categories:write'),
+]
 
 /** What a key or an OAuth grant gets when no scopes are named: every scope but `NOT_BY_DEFAULT`. */
 export const DEFAULT_SCOPES: readonly Scope[] = SCOPES.filter((scope) => !NOT_BY_DEFAULT.includes(scope))

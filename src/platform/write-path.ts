@@ -8,7 +8,7 @@ import { isJsonBody, readFileBody, readJsonBody } from './body.ts'
 import type { Platform, RequestState } from './context.ts'
 import { ApiError, problemBody } from './errors.ts'
 import { assertIfMatch, entityTag } from './etag.ts'
-import { fingerprint, readIdempotencyKey, type StoredResponse } from './idempotency.ts'
+import { fingerprint, readIdempotencyKey, type StoredResponse, scopedIdempotencyKey } from './idempotency.ts'
 import type { AnyRoute, HandlerInput, Reply } from './route.ts'
 import { quotaExceeded } from './storage-problem.ts'
 
@@ -42,7 +42,9 @@ export class Input implements HandlerInput<unknown, unknown, unknown> {
     this.prepared = state.prepared
   }
   get tenant(): Tenant {
-    return this.tenants.get(this.auth.subject.id)
+    const tenant = this.tenants.get(this.auth.subject.id)
+    tenant.actor = this.auth.principal.owner.id
+    return tenant
   }
 }
 
@@ -61,7 +63,7 @@ export async function prepareWrite(platform: Platform, route: AnyRoute, request:
     state.keyless = true
     return
   }
-  const key = readIdempotencyKey(header, isPut)
+  const key = scopedIdempotencyKey(auth, readIdempotencyKey(header, isPut))
   const decoded = !route.body
     ? undefined
     : route.fileBody && !isJsonBody(request)

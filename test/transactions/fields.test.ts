@@ -60,6 +60,9 @@ describe('transaction fields', () => {
       createdAt: txn.createdAt,
       // A new object has not changed since it was made (CONTRACT §25).
       updatedAt: txn.createdAt,
+      // The owner's own write carries its own id (CONTRACT §30).
+      createdBy: owner.id,
+      updatedBy: owner.id,
       splits: [],
       tagIds: [],
     })
@@ -106,6 +109,9 @@ describe('transaction fields', () => {
       categoryType: null,
       createdAt: txn.createdAt,
       updatedAt: txn.createdAt,
+      // The owner's own write carries its own id (CONTRACT §30).
+      createdBy: owner.id,
+      updatedBy: owner.id,
       splits: [],
       tagIds: [],
     })

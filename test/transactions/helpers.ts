@@ -26,6 +26,8 @@ export const TXN_FIELDS = [
   'categoryType',
   'createdAt',
   'updatedAt',
+  'createdBy',
+  'updatedBy',
   'splits',
   'tagIds',
 ]

@@ -27,6 +27,7 @@ export const PROBLEM_CODES = [
   'payee_exists',
   'tag_exists',
   'limit_reached',
+  'grant_exists',
   'confirmation_required',
   'cursor_expired',
   'precondition_failed',

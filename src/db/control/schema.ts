@@ -151,3 +151,30 @@ export const oauthTokens = sqliteTable(
   },
   (table) => [index('oauth_tokens_grant_idx').on(table.grantId), index('oauth_tokens_expires_idx').on(table.expiresAt)],
 )
+
+/**
+ * Households (CONTRACT §30): the subject owner lets the grantee owner's keys act on the subject's
+ * ledger with these scopes. At most one live grant per (subject, grantee), checked when one is made;
+ * revoked and expired ones stay, as history.
+ */
+export const ledgerGrants = sqliteTable(
+  'ledger_grants',
+  {
+    id: text('id').primaryKey(),
+    subjectOwnerId: text('subject_owner_id')
+      .notNull()
+      .references(() => owners.id),
+    granteeOwnerId: text('grantee_owner_id')
+      .notNull()
+      .references(() => owners.id),
+    scopes: json<string[]>('scopes').notNull(),
+    label: text('label'),
+    createdAt: int('created_at').notNull(),
+    expiresAt: int('expires_at'),
+    revokedAt: int('revoked_at'),
+  },
+  (table) => [
+    index('ledger_grants_subject_idx').on(table.subjectOwnerId, table.createdAt),
+    index('ledger_grants_grantee_idx').on(table.granteeOwnerId, table.subjectOwnerId),
+  ],
+)

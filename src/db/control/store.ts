@@ -7,6 +7,7 @@ import { STORED_RESPONSE_FIELDS } from '../columns.ts'
 import { ExternalCommits } from '../external-commits.ts'
 import { fromExcluded, placeholders } from '../statements.ts'
 import { openDatabase } from '../sqlite.ts'
+import { GrantStore } from './grant-store.ts'
 import { OAuthStore } from './oauth-store.ts'
 import { apiKeys, idempotencyRecords, owners, rateLimitCounters } from './schema.ts'
 
@@ -26,6 +27,8 @@ export class ControlStore {
   readonly commits: ExternalCommits
   /** Sign-in and OAuth: logins, invitations, clients, grants, codes and tokens. */
   readonly oauth: OAuthStore
+  /** Households: who may act on whose ledger (CONTRACT §30). */
+  readonly grants: GrantStore
 
   constructor(dataDir: string) {
     const path = join(dataDir, 'control.db')
@@ -33,6 +36,7 @@ export class ControlStore {
     this.db = drizzle({ client: this.sqlite })
     this.commits = new ExternalCommits(this.sqlite)
     this.oauth = new OAuthStore(this.db)
+    this.grants = new GrantStore(this.db, () => this.commits.changedHere())
   }
 
   private readonly keyWithOwner = () =>
@@ -117,6 +121,8 @@ export class ControlStore {
       (tx) => {
         const keys = tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.ownerId, id)).all()
         const grants = this.oauth.deleteOwnerIn(tx, id)
+        // Either side's deletion ends a household grant (CONTRACT §30).
+        this.grants.deleteOwnerIn(tx, id)
         for (const bucket of [...keys.map((key) => key.id), ...grants])
           tx.delete(rateLimitCounters)
             .where(eq(rateLimitCounters.bucket, `key:${bucket}`))

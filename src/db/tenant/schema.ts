@@ -142,6 +142,10 @@ export const transactions = sqliteTable(
     hasSplits: flag('has_splits').notNull().default(sql`0`),
     hasTags: flag('has_tags').notNull().default(sql`0`),
     updatedAt: updatedAt(),
+    /** Who wrote it (CONTRACT §30): the owner whose key made it, the subject's own id in self mode; null on rows older than households. */
+    createdBy: text('created_by'),
+    /** Who last changed it (moves only with a change, as `updatedAt` does); null on rows older than households. */
+    updatedBy: text('updated_by'),
   },
   (t) => [
     uniqueIndex('transactions_external_id_idx').on(t.externalId),

@@ -38,6 +38,12 @@ export class Tenant {
   /** When a request last used this owner (ms since the epoch), and whether it has rested since. */
   lastUsed = Date.now()
   resting = false
+  /**
+   * Who the write under way acts for (CONTRACT §30 `createdBy`/`updatedBy`): set by each request's
+   * handler input as it opens the file (handlers run synchronously, one at a time); the owner
+   * itself for anything else (the CLI's import).
+   */
+  actor: string
   private cacheWidened = false
   private quotaPages?: number
   private pagesInUse?: Statement<{ n: number | bigint }, []>
@@ -50,6 +56,7 @@ export class Tenant {
     readonly limits: OwnerLimits = DEFAULT_OWNER_LIMITS,
   ) {
     this.db = drizzle({ client: sqlite })
+    this.actor = ownerId
   }
 
   /**

@@ -15,6 +15,7 @@ export const keyRoutes = [
     description:
       'Personal keys (`type: key`) and OAuth grants (`type: oauth`, one per app sign-in) together; live ones only unless `includeRevoked`. No secrets.',
     tag,
+    delegable: false,
     scopes: ['keys:read'],
     query: ApiKeyListQuery,
     response: ApiKeyListResponse,
@@ -30,6 +31,7 @@ export const keyRoutes = [
     description:
       'The new key may carry at most the scopes of the key or token that makes it (403 `insufficient_scope` otherwise). The answer holds the key once: a replay with the same Idempotency-Key answers `key: null`.',
     tag,
+    delegable: false,
     scopes: ['keys:write'],
     body: ApiKeyCreate,
     response: NewApiKeyResponse,
@@ -52,6 +54,7 @@ export const keyRoutes = [
     operationId: 'getKey',
     summary: 'Get one API key or signed-in app',
     tag,
+    delegable: false,
     scopes: ['keys:read'],
     params: ApiKeyParams,
     response: ApiKeyResponse,
@@ -68,6 +71,7 @@ export const keyRoutes = [
     description:
       'A key stops working, or an OAuth grant and every token of it end, within a second on every request; again: 200, unchanged. A caller may revoke the key or grant it is using.',
     tag,
+    delegable: false,
     scopes: ['keys:write'],
     params: ApiKeyParams,
     response: ApiKeyResponse,

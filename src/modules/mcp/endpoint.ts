@@ -167,7 +167,9 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
       state.route = '/mcp'
       set.headers['x-request-id'] = state.requestId
       Object.assign(set.headers, PRIVATE_ANSWER_HEADERS)
-      const auth = admit(platform, await platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip), state, set.headers, 'mcp')
+      const found = admit(platform, await platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip), state, set.headers, 'mcp')
+      // Pfin-Subject works here as on every REST route (CONTRACT §17, §30): tools act on that ledger.
+      const auth = platform.delegations.resolve(found, request.headers.get('pfin-subject'))
       // A browser page on another site must not drive the owner's key (DNS rebinding, CSRF).
       const origin = request.headers.get('origin')
       if (origin !== null && !allowedOrigins.has(origin.replace(/\/+$/, ''))) {

@@ -11,8 +11,13 @@ export const Me = t.Object(
     defaultCurrency: t.Union([t.String(), t.Null()]),
     preferredLanguage: t.Union([t.String({ description: 'BCP 47 tag' }), t.Null()]),
     tier: t.Union([t.Literal('pro'), t.Literal('free')]),
-    accessMode: t.Literal('self', { description: '`self` in v1; `delegated` is reserved' }),
-    scopes: t.Array(t.String({ enum: [...SCOPES] })),
+    accessMode: t.Union([t.Literal('self'), t.Literal('delegated')], {
+      description: '`self`: your own ledger; `delegated`: another owner’s, under a grant (`Pfin-Subject`, CONTRACT §30)',
+    }),
+    scopes: t.Array(t.String({ enum: [...SCOPES] }), { description: 'the effective scopes: the key’s, and under delegation only those the grant holds too' }),
+    principal: t.Union([t.Object({ id: t.String(), name: t.Union([t.String(), t.Null()]) }, { additionalProperties: false }), t.Null()], {
+      description: 'under delegation, the owner whose key made the request; null in self mode',
+    }),
   },
   { title: 'Me', additionalProperties: false },
 )
@@ -31,5 +36,6 @@ export function toMe(auth: AuthContext): typeof Me.static {
     tier: owner.tier,
     accessMode: auth.accessMode,
     scopes: [...auth.principal.scopes],
+    principal: auth.accessMode === 'delegated' ? { id: auth.principal.owner.id, name: auth.principal.owner.name } : null,
   }
 }

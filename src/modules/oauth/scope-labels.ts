@@ -17,4 +17,6 @@ export const SCOPE_LABELS: Record<string, string> = {
   'schedules:write': 'add and change scheduled transactions',
   'keys:read': 'see your API keys and signed-in apps',
   'keys:write': 'make and revoke API keys, and sign apps out',
+  'grants:read': 'see who may use your ledger, and whose ledgers you may use',
+  'grants:write': 'let other people use your ledger, and take that back',
 } satisfies Record<Scope, string>

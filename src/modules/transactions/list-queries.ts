@@ -85,6 +85,8 @@ const pageColumns = {
   parts: sql<number>`CAST(${transactions.hasSplits} + 2 * ${transactions.hasTags} AS REAL)`,
   originalDescription: transactions.originalDescription,
   updatedAt: sql<number>`CAST(${transactions.updatedAt} AS REAL)`,
+  createdBy: transactions.createdBy,
+  updatedBy: transactions.updatedBy,
 }
 
 /** One transaction of a list page as SQLite hands it back. */
@@ -106,6 +108,8 @@ export type TransactionValues = [
   parts: number,
   originalDescription: string | null,
   updatedAt: number,
+  createdBy: string | null,
+  updatedBy: string | null,
 ]
 
 /** Positions in `TransactionValues` that the page order, its cursor and its parts read. */
@@ -365,6 +369,8 @@ export function transactionOfValues(row: TransactionValues, types: CategoryTypes
     categoryType: row[3] === null ? null : (types.get(row[3]) ?? null),
     createdAt: row[13],
     updatedAt: row[16],
+    createdBy: row[17],
+    updatedBy: row[18],
     splits: splits.length === 0 ? EMPTY : splits.map(toSplit),
     tagIds: parts.tagIds.get(row[0]) ?? EMPTY,
   }

@@ -57,6 +57,13 @@ export const Transaction = t.Object(
     categoryType: CategoryType,
     createdAt: EpochMs,
     updatedAt: UpdatedAt,
+    createdBy: Nullable(
+      t.String({
+        description:
+          'the owner whose key made it (your own id for your own writes; another’s under a household grant, CONTRACT §30); null on transactions made before households',
+      }),
+    ),
+    updatedBy: Nullable(t.String({ description: 'the owner whose key last changed it; null on transactions made before households' })),
     splits: t.Array(Split, { description: 'the legs, in the order given; [] when not split' }),
     tagIds: t.Array(t.String(), { description: 'the tags, in the order given; [] when none' }),
   },

@@ -9,7 +9,7 @@ import { tagIdsOf } from './tag-queries.ts'
 
 export type TransactionRow = typeof transactions.$inferSelect
 /** A transaction's row before it is stored: what a write resolves its body into. */
-export type Draft = Omit<TransactionRow, 'id' | 'createdAt' | 'updatedAt'>
+export type Draft = Omit<TransactionRow, 'id' | 'createdAt' | 'updatedAt' | 'createdBy' | 'updatedBy'>
 /** A transaction with the type of its category, its legs and its tags, as reads return it. */
 export type TransactionView = { txn: TransactionRow; categoryType: 'expense' | 'income' | null; splits: readonly SplitView[]; tagIds: readonly string[] }
 
@@ -115,6 +115,8 @@ export function toTransaction({ txn, categoryType, splits, tagIds }: Transaction
     categoryType,
     createdAt: txn.createdAt,
     updatedAt: txn.updatedAt,
+    createdBy: txn.createdBy,
+    updatedBy: txn.updatedBy,
     splits: splits.map(toSplit),
     tagIds: [...tagIds],
   }

@@ -173,7 +173,7 @@ export function createTransaction(tenant: Tenant, country: string | null, body: 
     const refs = scope?.refs ?? new References(tenant, country)
     const resolved = resolveDraft(refs, body, BLANK, NOTHING_STORED)
     const now = Date.now()
-    const row: TransactionRow = { ...resolved.draft, id: newId('txn'), createdAt: now, updatedAt: now }
+    const row: TransactionRow = { ...resolved.draft, id: newId('txn'), createdAt: now, updatedAt: now, createdBy: tenant.actor, updatedBy: tenant.actor }
     insertTransaction(tenant, row)
     const legs = writeLegs(tenant, row, resolved.legs ?? [])
     const tagIds = resolved.tagIds ?? []
@@ -206,9 +206,14 @@ export function updateTransaction(
     const refs = scope?.refs ?? new References(tenant, country)
     const stored = storedParts(tenant, current)
     // updatedAt is written back as it was: the feed's trigger moves it when the write changes something.
-    const { id: _id, createdAt, updatedAt, ...draft } = current
+    const { id: _id, createdAt, updatedAt, createdBy, updatedBy, ...draft } = current
     const resolved = resolveDraft(refs, body, draft, stored, id)
-    const next: TransactionRow = { ...resolved.draft, id, createdAt, updatedAt }
+    // updatedBy moves only with a change, as updatedAt does (CONTRACT §30).
+    const changed =
+      (Object.keys(draft) as (keyof typeof draft)[]).some((field) => draft[field] !== resolved.draft[field]) ||
+      (resolved.legs !== null && !sameLegs(resolved.legs, stored.legs)) ||
+      (resolved.tagIds !== null && !sameTags(resolved.tagIds, stored.tagIds))
+    const next: TransactionRow = { ...resolved.draft, id, createdAt, updatedAt, createdBy, updatedBy: changed ? tenant.actor : updatedBy }
     replaceTransaction(tenant, next)
     let legs = stored.legs
     if (resolved.legs !== null && !sameLegs(resolved.legs, stored.legs)) {

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { newId } from '../../src/db/ids.ts'
+import { SCOPES, VIEWER_SCOPES } from '../../src/platform/scopes.ts'
+import { startUnthrottledServer, type TestServer } from '../support/harness.ts'
+
+/**
+ * MCP honours Pfin-Subject (CONTRACT §17, §30): tools act on the subject's ledger, with the
+ * grant's scopes (a viewer grant lists no write tool), and the stdio bridge sends PFIN_SUBJECT.
+ */
+
+let server: TestServer
+let ana: { id: string; key: string }
+let bea: { id: string; key: string }
+const ROOT = join(import.meta.dir, '../..')
+
+beforeAll(async () => {
+  server = await startUnthrottledServer()
+  ana = await server.owner({ name: 'Ana' })
+  bea = await server.owner({ name: 'Bea', scopes: [...SCOPES] })
+  await server.request('POST', '/v1/accounts', { key: ana.key, body: { name: 'Ana’s savings', type: 'bank', currency: 'EUR', balance: 5 } })
+  server.platform.control.grants.create({
+    id: newId('grt'),
+    subjectOwnerId: ana.id,
+    granteeOwnerId: bea.id,
+    scopes: [...VIEWER_SCOPES],
+    label: null,
+    createdAt: Date.now(),
+    expiresAt: null,
+    revokedAt: null,
+  })
+})
+afterAll(() => server.stop())
+
+const rpc = (body: unknown, subject?: string) =>
+  fetch(`${server.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${bea.key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+      ...(subject ? { 'pfin-subject': subject } : {}),
+    },
+    body: JSON.stringify(body),
+  })
+
+test("/mcp with Pfin-Subject: the subject's accounts, read-only tools only; without a grant, 404", async () => {
+  const listed = (await (await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, ana.id)).json()) as { result: { tools: { name: string }[] } }
+  const names: string[] = listed.result.tools.map((tool: { name: string }) => tool.name)
+  expect(names).toContain('list_accounts')
+  expect(names).not.toContain('create_transaction')
+  const called = await (await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_accounts', arguments: {} } }, ana.id)).text()
+  expect(called).toContain('Ana’s savings')
+  const own = await (await rpc({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_accounts', arguments: {} } })).text()
+  expect(own).not.toContain('Ana’s savings')
+  const refused = await rpc({ jsonrpc: '2.0', id: 4, method: 'tools/list' }, newId('own'))
+  expect(refused.status).toBe(404)
+})
+
+test('the stdio bridge sends PFIN_SUBJECT', async () => {
+  const bridge = Bun.spawn([process.execPath, 'src/main.ts', 'mcp'], {
+    cwd: ROOT,
+    env: { ...process.env, PFIN_URL: server.url, PFIN_API_KEY: bea.key, PFIN_SUBJECT: ana.id },
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  }
+  bridge.stdin.write(`${JSON.stringify(initialize)}\n`)
+  bridge.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_accounts', arguments: {} } })}\n`)
+  bridge.stdin.end()
+  expect(await bridge.exited).toBe(0)
+  const answer = (await new Response(bridge.stdout).text()).split('\n').find((line) => line.includes('"id":2'))
+  expect(answer).toContain('Ana’s savings')
+})
