@@ -133,9 +133,25 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       set.headers['x-content-type-options'] = PRIVATE_ANSWER_HEADERS['x-content-type-options']
       // Before anything can refuse the request: a page must be able to read a 401 or a 429 too.
       if (cors) cors.decorate(request.headers.get('origin'), set.headers)
+      // In a cluster, an owner placed elsewhere or moving is refused first (CONTRACT §31).
+      const gate = platform.cluster?.gate(request.headers.get('authorization'))
       const found = platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip)
+      const go = (auth: AuthContext | null) => {
+        if (gate && auth) gate.admit(auth.subject.id)
+        return proceed(request, params, set, state, auth)
+      }
       // Errors are logged by the error handler; answers here, once they are made.
-      const answer = found instanceof Promise ? found.then((auth) => proceed(request, params, set, state, auth)) : proceed(request, params, set, state, found)
+      let answer: ReturnType<typeof go> | Promise<ReturnType<typeof go>>
+      try {
+        answer = found instanceof Promise ? found.then(go) : go(found)
+      } catch (error) {
+        gate?.leave()
+        throw error
+      }
+      if (gate) {
+        if (answer instanceof Promise) answer.then(gate.leave, gate.leave)
+        else gate.leave()
+      }
       if (platform.access) {
         if (answer instanceof Promise)
           answer.then(
