@@ -79,6 +79,11 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     cluster: config.cluster ? new ClusterNode(config.cluster.node, config.cluster.directory, config.dataDir, log) : null,
     log,
   }
+  // An owner placed elsewhere is closed here: if it comes back, its file is a new copy.
+  const cluster = platform.cluster
+  cluster?.onChange(() => {
+    for (const tenant of tenants.openTenants()) if (!cluster.placedHere(tenant.ownerId)) tenants.evict(tenant.ownerId)
+  })
   return platform
 }
 

@@ -5,6 +5,7 @@ import { makeNewFilesPrivate } from '../db/data-dir.ts'
 import { closest } from '../platform/nearest.ts'
 import { optional, parseFlags, UsageError, wantsHelp } from './args.ts'
 import { backupGroup } from './backup.ts'
+import { clusterGroup } from './cluster.ts'
 import { adminCommand, Invocation } from './invocation.ts'
 import { keyGroup } from './key.ts'
 import { importSpec } from './import.ts'
@@ -25,6 +26,7 @@ const ENTRIES: Record<string, Entry> = {
   key: keyGroup,
   backup: backupGroup,
   restore: restoreSpec,
+  cluster: clusterGroup,
 }
 const isGroup = (entry: Entry): entry is GroupSpec => 'commands' in entry
 const groupSpecs = (group: GroupSpec) => (group.fallback ? [group.fallback, ...group.commands] : group.commands)
@@ -43,6 +45,9 @@ function topHelp(program: string): string {
     '',
     'Backups:',
     ...commandList([...groupSpecs(backupGroup), restoreSpec]),
+    '',
+    'Cluster (several nodes behind HAProxy; not needed for one server):',
+    ...commandList(clusterGroup.commands),
     '',
     '  pfin help [COMMAND] | --help',
     "      this text, or a command's: pfin help key create is pfin key create --help",

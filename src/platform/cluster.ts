@@ -22,6 +22,8 @@ export interface Placement {
 export interface Directory {
   version: number
   owners: Record<string, Placement>
+  /** Nodes given up by `pfin cluster failover`: nothing is placed on them. */
+  lost?: string[]
 }
 
 export const ACK_FILE = 'cluster-ack.json'
@@ -69,6 +71,10 @@ export class ClusterNode {
     return Object.entries(this.directory.owners)
       .filter(([, placement]) => placement.node === this.name)
       .map(([owner]) => owner)
+  }
+
+  placedHere(ownerId: string): boolean {
+    return this.directory.owners[ownerId]?.node === this.name
   }
 
   onChange(listener: (directory: Directory) => void): void {
