@@ -11,7 +11,6 @@ import {
   groupMembers,
   integrity,
   processEnv,
-  ROOT,
   startGroupServer,
   tempDir,
   withDb,
