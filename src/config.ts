@@ -35,6 +35,11 @@ export interface Config {
    * sign-in links point (CONTRACT §28). Null: sign-in and OAuth are off.
    */
   publicUrl: string | null
+  /**
+   * This server as a node of a cluster (CONTRACT §31): its name, the directory file it reads,
+   * and where Litestream replicates its owners (null: no replication). Null on a single server.
+   */
+  cluster: { node: string; directory: string; replica: string | null } | null
   /** Access log lines on stdout: json, pretty, or off (default: json unless stdout is a terminal). */
   logFormat: 'json' | 'pretty' | 'off'
 }
@@ -127,6 +132,22 @@ function publicUrlFrom(raw: string | undefined): string | null {
   return url.origin
 }
 
+/** CLUSTER_NODE, CLUSTER_DIRECTORY and CLUSTER_REPLICA: all or none of the first two. */
+function clusterFrom(env: Record<string, string | undefined>): Config['cluster'] {
+  const node = env.CLUSTER_NODE?.trim()
+  const directory = env.CLUSTER_DIRECTORY?.trim()
+  const replica = env.CLUSTER_REPLICA?.trim() || null
+  if (!node && !directory) {
+    if (replica) throw new ConfigError('CLUSTER_REPLICA needs CLUSTER_NODE and CLUSTER_DIRECTORY')
+    return null
+  }
+  if (!node || !/^[a-z][a-z0-9-]{0,30}$/.test(node))
+    throw new ConfigError(`CLUSTER_NODE must be a node name such as node-a (lower-case letters, digits, -), got "${node ?? ''}"`)
+  if (!directory) throw new ConfigError('CLUSTER_NODE needs CLUSTER_DIRECTORY, the directory file that `pfin cluster` writes')
+  if (replica && !/^(file|s3):\/\/./.test(replica)) throw new ConfigError(`CLUSTER_REPLICA must be a file:// or s3:// URL, got "${replica}"`)
+  return { node, directory: resolve(directory), replica: replica?.replace(/\/+$/, '') ?? null }
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const port = intFrom(env, 'PORT', 3000, 0)
   if (port > 65535) throw new ConfigError(`PORT must be between 0 and 65535, got "${env.PORT}"`)
@@ -152,6 +173,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     backupIntervalHours: intFrom(env, 'BACKUP_INTERVAL_HOURS', 24, 1),
     backupKeep: intFrom(env, 'BACKUP_KEEP', 7, 1),
     logFormat: logFormatFrom(env.LOG_FORMAT),
+    cluster: clusterFrom(env),
     publicUrl: publicUrlFrom(env.PUBLIC_URL),
     ownerLimits: {
       quotaBytes: intFrom(env, 'OWNER_QUOTA_MB', DEFAULT_OWNER_LIMITS.quotaBytes / 1_048_576, 1) * 1_048_576,

@@ -1,3 +1,4 @@
+import { ClusterNode } from './platform/cluster.ts'
 import { swagger } from '@elysiajs/swagger'
 import { Elysia } from 'elysia'
 import type { Config } from './config.ts'
@@ -55,6 +56,8 @@ export function createPlatform(config: Config, log: (message: string) => void = 
       }),
     config.tombstoneRetentionDays * 86_400_000,
     config.ownerLimits,
+    // Replicated files are checkpointed by Litestream alone (CONTRACT §31).
+    !config.cluster?.replica,
   )
   const limiter = new RateLimiter(control)
   const limits = {
@@ -75,8 +78,14 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     writes: new WriteGroups(tenants),
     proxies: config.trustedProxies.length > 0 ? new TrustedProxies(config.trustedProxies, config.trustedProxyHeader) : null,
     cors: config.corsAllowedOrigins.length > 0 ? new Cors(config.corsAllowedOrigins) : null,
+    cluster: config.cluster ? new ClusterNode(config.cluster.node, config.cluster.directory, config.dataDir, log) : null,
     log,
   }
+  // An owner placed elsewhere is closed here: if it comes back, its file is a new copy.
+  const cluster = platform.cluster
+  cluster?.onChange(() => {
+    for (const tenant of tenants.openTenants()) if (!cluster.placedHere(tenant.ownerId)) tenants.evict(tenant.ownerId)
+  })
   return platform
 }
 
@@ -284,6 +293,7 @@ export function closePlatform(platform: Platform): void {
   platform.writes.flush()
   platform.idempotency.copyNow()
   platform.access?.close()
+  platform.cluster?.close()
   platform.tenants.closeAll()
   platform.control.close()
   platform.lock.release()

@@ -10,8 +10,8 @@ import { UsageError } from './args.ts'
 
 export type NewOwner = Omit<Owner, 'id' | 'createdAt' | 'tier'> & { tier?: Owner['tier'] }
 
-export function createOwner(control: ControlStore, tenants: TenantRegistry, input: NewOwner): Owner {
-  const owner: Owner = { ...input, id: newId('own'), tier: input.tier ?? 'pro', createdAt: Date.now() }
+export function createOwner(control: ControlStore, tenants: TenantRegistry, input: NewOwner, id = newId('own')): Owner {
+  const owner: Owner = { ...input, id, tier: input.tier ?? 'pro', createdAt: Date.now() }
   control.createOwner(owner)
   // The owner's file is made now, with a copy of the profile, so it is complete on its own.
   const { tier: _tier, ...ownProfile } = owner
@@ -49,7 +49,7 @@ function keyRow(minted: Minted, ownerId: string, options: KeyOptions, now: numbe
 }
 
 export async function createKey(control: ControlStore, input: KeyOptions & { ownerId: string }): Promise<NewKey> {
-  const minted = await mintApiKey()
+  const minted = await mintApiKey(input.ownerId)
   const row = keyRow(minted, input.ownerId, input, Date.now())
   control.createKey(row)
   return { id: row.id, key: minted.plaintext, scopes: row.scopes as Scope[] }
@@ -65,8 +65,9 @@ export async function createOwnerWithKey(
   owner: NewOwner,
   key: KeyOptions,
 ): Promise<{ owner: Owner; key: NewKey }> {
-  const minted = await mintApiKey()
-  const created = createOwner(control, tenants, owner)
+  const ownerId = newId('own')
+  const minted = await mintApiKey(ownerId)
+  const created = createOwner(control, tenants, owner, ownerId)
   const row = keyRow(minted, created.id, key, Date.now())
   control.createKey(row)
   return { owner: created, key: { id: row.id, key: minted.plaintext, scopes: row.scopes as Scope[] } }
@@ -128,7 +129,7 @@ export async function rotateKey(
     }
     ttlMs = old.expiresAt === null ? null : old.expiresAt - old.createdAt
   }
-  const minted = await mintApiKey()
+  const minted = await mintApiKey(old.ownerId)
   return control.db.transaction(
     () => {
       // Checked again inside the write lock: two rotations at once make one replacement, not two.

@@ -5,6 +5,7 @@ import { makeNewFilesPrivate } from '../db/data-dir.ts'
 import { closest } from '../platform/nearest.ts'
 import { optional, parseFlags, UsageError, wantsHelp } from './args.ts'
 import { backupGroup } from './backup.ts'
+import { clusterGroup } from './cluster.ts'
 import { adminCommand, Invocation } from './invocation.ts'
 import { grantGroup } from './grant.ts'
 import { keyGroup } from './key.ts'
@@ -27,6 +28,7 @@ const ENTRIES: Record<string, Entry> = {
   grant: grantGroup,
   backup: backupGroup,
   restore: restoreSpec,
+  cluster: clusterGroup,
 }
 const isGroup = (entry: Entry): entry is GroupSpec => 'commands' in entry
 const groupSpecs = (group: GroupSpec) => (group.fallback ? [group.fallback, ...group.commands] : group.commands)
@@ -45,6 +47,9 @@ function topHelp(program: string): string {
     '',
     'Backups:',
     ...commandList([...groupSpecs(backupGroup), restoreSpec]),
+    '',
+    'Cluster (several nodes behind HAProxy; not needed for one server):',
+    ...commandList(clusterGroup.commands),
     '',
     '  pfin help [COMMAND] | --help',
     "      this text, or a command's: pfin help key create is pfin key create --help",

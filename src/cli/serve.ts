@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from '../config.ts'
 import { closePlatform, createApp, createPlatform, listen, startMaintenance } from '../server.ts'
+import { LitestreamSupervisor } from '../ops/litestream.ts'
 import { scheduleBackups } from '../ops/schedule.ts'
 import { type Flags, optional, UsageError } from './args.ts'
 import type { Session } from './session.ts'
@@ -60,6 +61,14 @@ async function serve(session: Session, flags: Flags): Promise<number> {
   }
   const stopMaintenance = startMaintenance(platform)
   const stopBackups = scheduleBackups(config, (message) => console.error(`pfin: ${message}`))
+  // A cluster node replicates its owners with Litestream, restarted as they change (CONTRACT §31).
+  const node = platform.cluster
+  const replica = config.cluster?.replica
+  const litestream = node && replica ? new LitestreamSupervisor(config.dataDir, replica, (message) => console.error(`pfin: ${message}`)) : null
+  if (node && litestream) {
+    node.onChange(() => litestream.update(node.owners()))
+    litestream.update(node.owners())
+  }
   const stopped = new Promise<number>((resolve) => {
     let stopping = false
     const stop = async (signal: string) => {
@@ -78,6 +87,7 @@ async function serve(session: Session, flags: Flags): Promise<number> {
         stopBackups()
         stopMaintenance()
         closePlatform(platform)
+        await litestream?.stop()
       } catch (error) {
         console.error(`pfin: could not close cleanly: ${String(error)}`)
         code = 1

@@ -37,28 +37,38 @@ export interface AuthContext {
   grant: { id: string; scopes: readonly Scope[]; expiresAt: number | null } | null
 }
 
-/** A key: the prefix, the key id (group 1) and the secret (group 2). */
-const KEY = 'pfk_(key_[0-9a-f]{32})_([A-Za-z0-9_-]{43})'
+/**
+ * A key: the prefix, its owner (group 1; keys made before CONTRACT §31 have none), the key id
+ * (group 2) and the secret (group 3). The owner is in the clear so that a router can send the
+ * request to the owner's node without a database; the key is refused when it is not its owner's.
+ */
+const KEY = 'pfk_(?:(own_[0-9a-f]{32})_)?(key_[0-9a-f]{32})_([A-Za-z0-9_-]{43})'
 const KEY_FORMAT = new RegExp(`^${KEY}$`)
-/** An OAuth access token (CONTRACT §28): `pfa_<grantId>_<secret>`, whole (group 3). */
-export const ACCESS_TOKEN = 'pfa_app_[0-9a-f]{32}_[A-Za-z0-9_-]{43}'
+/** An OAuth access token (CONTRACT §28, §31): `pfa_[<ownerId>_]<grantId>_<secret>`, whole (group 4), its owner (group 5). */
+export const ACCESS_TOKEN = 'pfa_(?:(own_[0-9a-f]{32})_)?app_[0-9a-f]{32}_[A-Za-z0-9_-]{43}'
 /** `Authorization: Bearer <key or token>` in one pass; the scheme name is case-insensitive (RFC 9110), the credential is not. */
 const BEARER_KEY = new RegExp(`^[Bb][Ee][Aa][Rr][Ee][Rr] +(?:${KEY}|(${ACCESS_TOKEN})) *$`)
+
+/** The owner a credential names in the clear (CONTRACT §31), or null (none, or an old key without one). No database is read. */
+export function ownerInCredential(authorization: string | null): string | null {
+  const match = authorization ? BEARER_KEY.exec(authorization) : null
+  return match ? ((match[1] ?? match[5] ?? null) as string | null) : null
+}
 
 /** The SHA-256 of an OAuth token or code, as control.db keeps it. */
 export const tokenHash = (token: string): string => new Bun.CryptoHasher('sha256').update(token).digest('hex')
 
 export function parseApiKey(token: string): { keyId: string; secret: string } | null {
   const m = KEY_FORMAT.exec(token)
-  return m ? { keyId: m[1] as string, secret: m[2] as string } : null
+  return m ? { keyId: m[2] as string, secret: m[3] as string } : null
 }
 
-/** Makes a new key: the plaintext (shown once) and the hash to store. */
-export async function mintApiKey(): Promise<{ keyId: string; plaintext: string; secretHash: string }> {
+/** Makes a new key for `ownerId` (`pfk_<ownerId>_<keyId>_<secret>`, CONTRACT §31): the plaintext (shown once) and the hash to store. */
+export async function mintApiKey(ownerId: string): Promise<{ keyId: string; plaintext: string; secretHash: string }> {
   const keyId = newId('key')
   const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
   const { hash } = await argon2()
-  return { keyId, plaintext: `pfk_${keyId}_${secret}`, secretHash: await hash(secret) /* argon2id is the library's default */ }
+  return { keyId, plaintext: `pfk_${ownerId}_${keyId}_${secret}`, secretHash: await hash(secret) /* argon2id is the library's default */ }
 }
 
 /** The native argon2 module loads with the first key it checks or makes, not at start-up. */
@@ -158,8 +168,12 @@ export class Authenticator {
   authenticate(authorization: string | null, client: ClientAddress): AuthContext | null | Promise<AuthContext | null> {
     const match = authorization ? BEARER_KEY.exec(authorization) : null
     if (!match) return null
-    if (match[3]) return this.checkToken(match[3])
-    return this.check(match[1] as string, match[2] as string, client)
+    const found = match[4] ? this.checkToken(match[4]) : this.check(match[2] as string, match[3] as string, client)
+    const named = match[1] ?? match[5]
+    if (!named) return found
+    // A credential that names an owner must be that owner's: the router trusted the name.
+    const ours = (context: AuthContext | null) => (context?.subject.id === named ? context : null)
+    return found instanceof Promise ? found.then(ours) : ours(found)
   }
 
   /**

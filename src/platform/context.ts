@@ -1,3 +1,4 @@
+import type { ClusterNode } from './cluster.ts'
 import type { Config } from '../config.ts'
 import type { ControlStore } from '../db/control/store.ts'
 import type { DataDirLock } from '../db/data-dir.ts'
@@ -34,6 +35,8 @@ export interface Platform {
   proxies: TrustedProxies | null
   /** CORS for the origins of CORS_ALLOWED_ORIGINS; null when none is set: no header, no check. */
   cors: Cors | null
+  /** This node's place in a cluster (CONTRACT §31); null on a single server. */
+  cluster: ClusterNode | null
 }
 
 /** Finds the listening server (for client addresses); null when there is none, as under `app.handle`. */

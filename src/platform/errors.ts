@@ -29,12 +29,16 @@ export const ERRORS = {
   precondition_failed: { status: 412, title: 'Precondition failed' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  /** In a cluster, the owner is placed on another node (CONTRACT §31): the router's map was stale, or the caller bypassed it. */
+  misdirected_request: { status: 421, title: 'Misdirected request' },
   validation_failed: { status: 422, title: 'Validation failed' },
   invalid_reference: { status: 422, title: 'Invalid reference' },
   rule_violation: { status: 422, title: 'Rule violation' },
   rate_limit_exceeded: { status: 429, title: 'Rate limit exceeded' },
   internal_error: { status: 500, title: 'Internal error' },
   storage_unavailable: { status: 503, title: 'Storage unavailable' },
+  /** In a cluster, the owner is being moved between nodes (CONTRACT §31); retry after `Retry-After` seconds. */
+  owner_moving: { status: 503, title: 'Owner moving' },
   insufficient_storage: { status: 507, title: 'Insufficient storage' },
 } as const satisfies Record<string, { status: number; title: string }>
 

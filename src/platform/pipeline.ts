@@ -6,6 +6,7 @@ import { PROBLEM_CONTENT_TYPE } from './errors.ts'
 import type { DeferredOperations } from './openapi.ts'
 import { encodeBody, MIN_COMPRESSED_LENGTH } from './compression.ts'
 import { entityTagOfBody, noneMatchFails } from './etag.ts'
+import type { Gate } from './cluster.ts'
 import { addVary } from './vary.ts'
 import { type AnyRoute, isWriteMethod } from './route.ts'
 import { assertValid, coerceQuery } from './validation.ts'
@@ -104,8 +105,10 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
     // One Elysia handler per route runs the whole pipeline (a transform hook would cost an
     // await per request). It is synchronous for a read by a key verified before; only a
     // key's first use (argon2) and a write's body continue asynchronously.
-    const proceed = (request: Request, params: unknown, set: ResponseSetter, state: RequestState, found: AuthContext | null) => {
+    const proceed = (request: Request, params: unknown, set: ResponseSetter, state: RequestState, found: AuthContext | null, gate: Gate | undefined) => {
       const auth = platform.delegations.resolve(admit(platform, found, state, set.headers), request.headers.get('pfin-subject'))
+      // In a cluster the subject's ledger must be on this node too (CONTRACT §30, §31).
+      gate?.admit(auth.subject.id)
       authorize(route, auth)
       state.auth = auth
       if (route.current) state.ifMatch = request.headers.get('if-match')
@@ -133,9 +136,25 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       set.headers['x-content-type-options'] = PRIVATE_ANSWER_HEADERS['x-content-type-options']
       // Before anything can refuse the request: a page must be able to read a 401 or a 429 too.
       if (cors) cors.decorate(request.headers.get('origin'), set.headers)
+      // In a cluster, an owner placed elsewhere or moving is refused first (CONTRACT §31).
+      const gate = platform.cluster?.gate(request.headers.get('authorization'))
       const found = platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip)
+      const go = (auth: AuthContext | null) => {
+        if (gate && auth) gate.admit(auth.subject.id)
+        return proceed(request, params, set, state, auth, gate)
+      }
       // Errors are logged by the error handler; answers here, once they are made.
-      const answer = found instanceof Promise ? found.then((auth) => proceed(request, params, set, state, auth)) : proceed(request, params, set, state, found)
+      let answer: ReturnType<typeof go> | Promise<ReturnType<typeof go>>
+      try {
+        answer = found instanceof Promise ? found.then(go) : go(found)
+      } catch (error) {
+        gate?.leave()
+        throw error
+      }
+      if (gate) {
+        if (answer instanceof Promise) answer.then(gate.leave, gate.leave)
+        else gate.leave()
+      }
       if (platform.access) {
         if (answer instanceof Promise)
           answer.then(

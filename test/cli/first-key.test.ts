@@ -15,13 +15,13 @@ describe('owner create --with-key', () => {
     const dir = scratch()
     const result = await cli(dir, 'owner', 'create', '--name', 'Ana', '--with-key')
     expect(result.code).toBe(0)
-    expect(result.stdout).toMatch(/^export PFIN_API_KEY=pfk_key_[0-9a-f]{32}_[\w-]+\n$/)
+    expect(result.stdout).toMatch(/^export PFIN_API_KEY=pfk_own_[0-9a-f]{32}_key_[0-9a-f]{32}_[\w-]+\n$/)
     const { owners } = await cliJson(dir, 'owner', 'list')
     expect(owners).toHaveLength(1)
     expect(result.stderr).toContain(owners[0].id)
     expect(result.stderr).toMatch(/printed once/)
     expect(result.stderr).toContain('curl -s http://localhost:3000/v1/me -H "Authorization: Bearer $PFIN_API_KEY"')
-    const keyId = /PFIN_API_KEY=pfk_(key_[0-9a-f]{32})_/.exec(result.stdout)?.[1]
+    const keyId = /PFIN_API_KEY=pfk_own_[0-9a-f]{32}_(key_[0-9a-f]{32})_/.exec(result.stdout)?.[1]
     const { keys } = await cliJson(dir, 'key', 'list', '--owner', owners[0].id)
     expect(keys).toMatchObject([{ id: keyId, scopes: [...DEFAULT_SCOPES], expiresAt: null, revokedAt: null }])
   })
@@ -44,7 +44,7 @@ describe('owner create --with-key', () => {
     const proc = Bun.spawn(['bash', '-c', script], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
     const [key, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()])
     expect(await proc.exited).toBe(0)
-    expect(key).toMatch(/^pfk_key_/)
+    expect(key).toMatch(/^pfk_own_[0-9a-f]{32}_key_/)
     expect(stderr).toContain('Created owner own_')
     const server = await startTestServer({ dataDir: dir })
     try {
@@ -78,7 +78,7 @@ describe('owner create --with-key', () => {
     expect(Object.keys(printed)).toEqual(['id', 'key'])
     expect(Object.keys(printed.key)).toEqual(['id', 'key', 'scopes'])
     expect(printed.key).toMatchObject({ scopes: ['me:read', 'accounts:read'] })
-    expect(printed.key.key).toStartWith(`pfk_${printed.key.id}_`)
+    expect(printed.key.key).toContain(`_${printed.key.id}_`)
     const [key] = (await cliJson(dir, 'key', 'list', '--owner', printed.id)).keys
     expect(key).toMatchObject({ id: printed.key.id, name: 'laptop' })
     expect(key.expiresAt - key.createdAt).toBe(30 * 86_400_000)

@@ -22,11 +22,11 @@ beforeAll(async () => {
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-/** The secret part of `pfk_<keyId>_<secret>` (the secret may itself contain `_`). */
+/** The secret part of `pfk_<ownerId>_<keyId>_<secret>` (the secret may itself contain `_`). */
 function secretOf(created: { id: string; key: string }): string {
-  const prefix = `pfk_${created.id}_`
-  expect(created.key).toStartWith(prefix)
-  return created.key.slice(prefix.length)
+  const marker = `_${created.id}_`
+  expect(created.key).toMatch(/^pfk_own_[0-9a-f]{32}_key_/)
+  return created.key.slice(created.key.indexOf(marker) + marker.length)
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read the JSON freely
@@ -41,7 +41,7 @@ describe('key create', () => {
     const created = await cliJson(dir, 'key', 'create', '--owner', ownerId)
     expect(Object.keys(created).sort()).toEqual(['id', 'key', 'scopes'])
     expect(created.id).toMatch(/^key_[0-9a-f]{32}$/)
-    expect(created.key).toStartWith(`pfk_${created.id}_`)
+    expect(created.key).toContain(`_${created.id}_`)
     // A key that could make keys could outlive its own revocation: that power is asked for by name (CONTRACT §2).
     expect(created.scopes).toEqual([...DEFAULT_SCOPES])
     expect(created.scopes).toHaveLength(13)

@@ -491,7 +491,7 @@ describe.skipIf(missing.length > 0)('docs/agents.md', () => {
     expect(lines[0]).toBe(
       'get_context list_accounts list_categories find_payees list_tags list_rules test_rule search_transactions get_transaction spending_summary get_changes',
     )
-    expect(lines[1]).toMatch(/^pfk_key_\w+_\S+$/)
+    expect(lines[1]).toMatch(/^pfk_own_\w+_key_\w+_\S+$/)
   })
 
   test('a raw POST /mcp with curl gets one JSON answer: the REST body of the tool', () => {
@@ -505,7 +505,7 @@ describe.skipIf(missing.length > 0)('docs/operations.md', () => {
   test('admin commands run through the real CLI', () => {
     const out = outOf(ops, 'admin key revoke')
     expect(out).toContain('Bruno Costa')
-    expect(out).toMatch(/"key":"pfk_key_/)
+    expect(out).toMatch(/"key":"pfk_own_/)
     expect(out).toMatch(/Revoked key_\w+/)
     expect(out).toContain('Would delete owner own_')
     expect(readdirSync(runs.get(ops)?.work as string)).toContain('bruno.db')

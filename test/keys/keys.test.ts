@@ -51,7 +51,7 @@ describe('POST /v1/keys', () => {
       current: false,
       lastUsedAt: null,
     })
-    expect(data.key).toMatch(/^pfk_key_[0-9a-f]{32}_/)
+    expect(data.key).toMatch(/^pfk_own_[0-9a-f]{32}_key_[0-9a-f]{32}_/)
     expect(data.expiresAt - data.createdAt).toBe(3_600_000)
     expect(made.headers.get('location')).toBe(`/v1/keys/${data.id}`)
     const me = await server.request('GET', '/v1/me', { key: data.key })

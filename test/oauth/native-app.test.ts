@@ -34,8 +34,8 @@ describe('a native app', () => {
   test('signs in, calls the API, refreshes, is caught reusing a refresh token, and is signed out by the person', async () => {
     const first = await app.signIn(server, 'Ana@Example.com', PASSWORD, { scope: 'me:read accounts:read keys:read' })
     expect(first.token_type).toBe('bearer')
-    expect(first.access_token).toMatch(/^pfa_app_[0-9a-f]{32}_/)
-    expect(first.refresh_token).toMatch(/^pfr_app_[0-9a-f]{32}_/)
+    expect(first.access_token).toMatch(/^pfa_own_[0-9a-f]{32}_app_[0-9a-f]{32}_/)
+    expect(first.refresh_token).toMatch(/^pfr_own_[0-9a-f]{32}_app_[0-9a-f]{32}_/)
     expect(first.expires_in).toBe(3600)
     expect(first.scope).toBe('me:read accounts:read keys:read')
 

@@ -32,6 +32,8 @@ export const PROBLEM_CODES = [
   'cursor_expired',
   'precondition_failed',
   'rate_limit_exceeded',
+  'misdirected_request',
+  'owner_moving',
   'insufficient_storage',
   'storage_unavailable',
   'internal_error',

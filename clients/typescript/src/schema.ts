@@ -988,7 +988,7 @@ export interface components {
             detail: string;
             status: number;
             /** @enum {string} */
-            code: "malformed_json" | "idempotency_key_missing" | "idempotency_key_invalid" | "unauthorized" | "insufficient_scope" | "pro_tier_required" | "origin_not_allowed" | "system_category_read_only" | "not_found" | "route_not_found" | "method_not_allowed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "external_id_conflict" | "payee_exists" | "tag_exists" | "limit_reached" | "grant_exists" | "confirmation_required" | "cursor_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "invalid_reference" | "rule_violation" | "rate_limit_exceeded" | "internal_error" | "storage_unavailable" | "insufficient_storage";
+            code: "malformed_json" | "idempotency_key_missing" | "idempotency_key_invalid" | "unauthorized" | "insufficient_scope" | "pro_tier_required" | "origin_not_allowed" | "system_category_read_only" | "not_found" | "route_not_found" | "method_not_allowed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "external_id_conflict" | "payee_exists" | "tag_exists" | "limit_reached" | "grant_exists" | "confirmation_required" | "cursor_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "validation_failed" | "invalid_reference" | "rule_violation" | "rate_limit_exceeded" | "internal_error" | "storage_unavailable" | "owner_moving" | "insufficient_storage";
             request_id: string;
         };
         /** Me */

@@ -56,9 +56,15 @@ export class TenantRegistry {
     private readonly onOpen: (tenant: Tenant) => void = () => {},
     private readonly tombstoneRetentionMs = DEFAULT_TOMBSTONE_RETENTION_MS,
     readonly limits: OwnerLimits = DEFAULT_OWNER_LIMITS,
+    /**
+     * False when another process checkpoints the files (Litestream, CONTRACT §31): pfin then
+     * never checkpoints, so two checkpointers never meet on one file.
+     */
+    private readonly checkpoints = true,
   ) {
     this.dir = resolve(dataDir, 'tenants')
-    this.pragmas = [...TENANT_PRAGMAS, `max_page_count = ${hardPageLimit(limits.quotaBytes)}`]
+    const own = checkpoints ? TENANT_PRAGMAS : ['wal_autocheckpoint = 0', TENANT_PRAGMAS[1] as string]
+    this.pragmas = [...own, `max_page_count = ${hardPageLimit(limits.quotaBytes)}`]
   }
 
   pathFor(ownerId: string): string {
@@ -111,6 +117,7 @@ export class TenantRegistry {
       file = this.openFile(ownerId, existing)
     }
     const tenant = new Tenant(ownerId, file, this.tombstoneRetentionMs, this.limits)
+    tenant.checkpoints = this.checkpoints
     this.open.set(ownerId, tenant)
     this.onOpen(tenant)
     this.shrinkTo(this.capacity)

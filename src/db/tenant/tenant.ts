@@ -145,8 +145,12 @@ export class Tenant {
     this.resting = folded
   }
 
+  /** False while Litestream checkpoints this file (CONTRACT §31): then pfin never does. */
+  checkpoints = true
+
   /** See `foldLog` in sqlite.ts: on a full disk, this is what gives space back. */
   foldLog(): boolean {
+    if (!this.checkpoints) return true
     return foldLog(this.sqlite)
   }
 

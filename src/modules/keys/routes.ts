@@ -38,7 +38,7 @@ export const keyRoutes = [
     statuses: [201],
     errors: ['limit_reached'],
     store: 'control',
-    prepare: () => mintApiKey(),
+    prepare: ({ auth }) => mintApiKey(auth.subject.id),
     requestExample: { name: 'bank import script', scopes: ['transactions:read', 'transactions:write'], expiresIn: 7_776_000 },
     handle: ({ control, auth, body, prepared }) => {
       // prepare never rejects: a failed hash reaches here as its error (CONTRACT §6: a 500, logged).

@@ -167,38 +167,52 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
       state.route = '/mcp'
       set.headers['x-request-id'] = state.requestId
       Object.assign(set.headers, PRIVATE_ANSWER_HEADERS)
-      const found = admit(platform, await platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip), state, set.headers, 'mcp')
-      // Pfin-Subject works here as on every REST route (CONTRACT §17, §30): tools act on that ledger.
-      const auth = platform.delegations.resolve(found, request.headers.get('pfin-subject'))
-      // A browser page on another site must not drive the owner's key (DNS rebinding, CSRF).
-      const origin = request.headers.get('origin')
-      if (origin !== null && !allowedOrigins.has(origin.replace(/\/+$/, ''))) {
-        throw new ApiError('origin_not_allowed', `Origin ${origin} may not call /mcp; the operator can allow it with MCP_ALLOWED_ORIGINS`)
-      }
-      requireProTier(auth)
-      state.auth = auth
-      // /mcp takes its input in the body only, and refuses query parameters as every REST route that takes none.
-      if (request.url.includes('?')) refuseQueryParameters(requestUrl(request).searchParams)
-      const decoded = await readJsonBody(request, readLimit)
-      const messages = readMessages(decoded?.value, tools)
-      if (decoded && decoded.bytes > messages.limit) throw tooLarge(messages.limit)
-      if (messages.sharedId) {
-        throw new ApiError(
-          'validation_failed',
-          `JSON-RPC id ${JSON.stringify(messages.sharedId.id)} is used by more than one request of this batch; give each request its own id (nothing of it ran)`,
+      const gate = platform.cluster?.gate(request.headers.get('authorization'))
+      try {
+        const found = admit(
+          platform,
+          await platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip),
+          state,
+          set.headers,
+          'mcp',
         )
+        gate?.admit(found.subject.id)
+        // Pfin-Subject works here as on every REST route (CONTRACT §17, §30): tools act on that ledger,
+        // which in a cluster must be on this node too (§31).
+        const auth = platform.delegations.resolve(found, request.headers.get('pfin-subject'))
+        gate?.admit(auth.subject.id)
+        // A browser page on another site must not drive the owner's key (DNS rebinding, CSRF).
+        const origin = request.headers.get('origin')
+        if (origin !== null && !allowedOrigins.has(origin.replace(/\/+$/, ''))) {
+          throw new ApiError('origin_not_allowed', `Origin ${origin} may not call /mcp; the operator can allow it with MCP_ALLOWED_ORIGINS`)
+        }
+        requireProTier(auth)
+        state.auth = auth
+        // /mcp takes its input in the body only, and refuses query parameters as every REST route that takes none.
+        if (request.url.includes('?')) refuseQueryParameters(requestUrl(request).searchParams)
+        const decoded = await readJsonBody(request, readLimit)
+        const messages = readMessages(decoded?.value, tools)
+        if (decoded && decoded.bytes > messages.limit) throw tooLarge(messages.limit)
+        if (messages.sharedId) {
+          throw new ApiError(
+            'validation_failed',
+            `JSON-RPC id ${JSON.stringify(messages.sharedId.id)} is used by more than one request of this batch; give each request its own id (nothing of it ran)`,
+          )
+        }
+        // Each JSON-RPC request counts once: the POST was counted above, a batch's others here.
+        if (Array.isArray(decoded?.value) && decoded.value.length > 1) admitMore(platform, auth, decoded.value.length - 1, set.headers)
+        const call: ToolCall = { platform, state, auth, decodedArguments: messages.argumentsById }
+        const response = await (await mcpHandler()).fetch(request, {
+          authInfo: { token: 'api-key', clientId: auth.principal.keyId, scopes: [...auth.principal.scopes], extra: { call } },
+          parsedBody: decoded?.value,
+        })
+        platform.access?.record(state, 'POST', response.status)
+        // The SDK marks its answers no-cache; no-store is what an answer holding money needs.
+        for (const [name, value] of Object.entries(PRIVATE_ANSWER_HEADERS)) response.headers.set(name, value)
+        return response
+      } finally {
+        gate?.leave()
       }
-      // Each JSON-RPC request counts once: the POST was counted above, a batch's others here.
-      if (Array.isArray(decoded?.value) && decoded.value.length > 1) admitMore(platform, auth, decoded.value.length - 1, set.headers)
-      const call: ToolCall = { platform, state, auth, decodedArguments: messages.argumentsById }
-      const response = await (await mcpHandler()).fetch(request, {
-        authInfo: { token: 'api-key', clientId: auth.principal.keyId, scopes: [...auth.principal.scopes], extra: { call } },
-        parsedBody: decoded?.value,
-      })
-      platform.access?.record(state, 'POST', response.status)
-      // The SDK marks its answers no-cache; no-store is what an answer holding money needs.
-      for (const [name, value] of Object.entries(PRIVATE_ANSWER_HEADERS)) response.headers.set(name, value)
-      return response
     },
     { parse: 'none', detail: { hide: true } } as never,
   )

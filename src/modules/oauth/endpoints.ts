@@ -354,7 +354,7 @@ export function oauthEndpoints(platform: Platform, server: ServerLookup) {
         if (redirectUri !== found.redirectUri) return refuse('redirect_uri differs from the one of the authorization request')
         if (!pkceMatches(verifier, found.codeChallenge)) return refuse('code_verifier does not match the code_challenge')
         const grantId = newId('app')
-        minted = mintTokens(grantId, at)
+        minted = mintTokens(found.ownerId, grantId, at)
         const grant = {
           id: grantId,
           ownerId: found.ownerId,
@@ -392,7 +392,7 @@ export function oauthEndpoints(platform: Platform, server: ServerLookup) {
           if (asked.some((scope) => !grant.scopes.includes(scope))) return refuse('scope may only narrow what was granted')
           narrowed = asked
         }
-        minted = mintTokens(grant.id, at)
+        minted = mintTokens(grant.ownerId, grant.id, at)
         return { tokens: minted.rows, expiresAt: at + REFRESH_TOKEN_TTL_MS }
       })
       if (result.outcome === 'reused') {

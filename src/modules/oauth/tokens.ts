@@ -17,10 +17,13 @@ export const INVITE_TTL_MS = 24 * 60 * 60_000
 
 const randomSecret = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
 
-/** `pfa_<grantId>_<secret>` and `pfr_<grantId>_<secret>`: the grant in the clear, so a log line or a router can tell whose it is. */
-export function mintTokens(grantId: string, now: number): { access: string; refresh: string; rows: OAuthToken[] } {
-  const access = `pfa_${grantId}_${randomSecret()}`
-  const refresh = `pfr_${grantId}_${randomSecret()}`
+/**
+ * `pfa_<ownerId>_<grantId>_<secret>` and `pfr_<ownerId>_<grantId>_<secret>`: the owner and the grant
+ * in the clear, so a log line can tell whose it is and a router where it goes (CONTRACT §31).
+ */
+export function mintTokens(ownerId: string, grantId: string, now: number): { access: string; refresh: string; rows: OAuthToken[] } {
+  const access = `pfa_${ownerId}_${grantId}_${randomSecret()}`
+  const refresh = `pfr_${ownerId}_${grantId}_${randomSecret()}`
   return {
     access,
     refresh,

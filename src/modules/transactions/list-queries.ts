@@ -153,7 +153,8 @@ function conditionsOf(filter: ListFilter): SQL[] {
   if (filter.accountId && onRow) {
     conditions.push(sql`(${transactions.accountId} = ${sql.placeholder('accountId')} OR ${transactions.transferToAccountId} = ${sql.placeholder('accountId')})`)
   }
-  if (filter.categoryId && onRow) conditions.push(sql`(${transactions.categoryId} = ${sql.placeholder('categoryId')} OR ${legWith('category_id', 'categoryId')})`)
+  if (filter.categoryId && onRow)
+    conditions.push(sql`(${transactions.categoryId} = ${sql.placeholder('categoryId')} OR ${legWith('category_id', 'categoryId')})`)
   if (filter.uncategorized && onRow) {
     conditions.push(
       sql`(${UNCATEGORIZED_OWN} OR (${transactions.hasSplits} = 1 AND EXISTS (SELECT 1 FROM transaction_splits leg WHERE leg.transaction_id = ${transactions.id} AND leg.category_id IS NULL)))`,

@@ -1,0 +1,96 @@
+import { resolve } from 'node:path'
+import { readDirectory } from '../platform/cluster.ts'
+import { type ClusterSpec, failover, move, place, readClusterSpec } from '../ops/cluster.ts'
+import { type Flags, optional, required, UsageError } from './args.ts'
+import type { CommandSpec, FlagSpec, GroupSpec } from './spec.ts'
+
+/**
+ * `pfin cluster …` (CONTRACT §31): the admin tool of a cluster, and the only writer of its
+ * directory and of the router's map. Nothing of it is needed for a single server.
+ */
+
+const CLUSTER_FLAG: FlagSpec = { name: 'cluster', value: 'FILE', about: 'the cluster file: nodes, directory, HAProxy socket and map (default: CLUSTER_FILE)' }
+
+function spec(flags: Flags): ClusterSpec {
+  const path = optional(flags, 'cluster') ?? process.env.CLUSTER_FILE?.trim()
+  if (!path) throw new UsageError('--cluster FILE (or CLUSTER_FILE) is required: the cluster file (see docs/operations.md, "Running a cluster")')
+  return readClusterSpec(resolve(path))
+}
+
+const REISSUE =
+  'Keys made before pfin could run as a cluster (pfk_key_…) name no owner, so the router cannot send them to their node: replace each with `pfin key rotate KEY_ID` (the new key is pfk_own_…).'
+
+const placeCommand: CommandSpec = {
+  name: 'cluster place',
+  summary: "put an owner made on a node (pfin owner create over that node's data folder) in the directory and the router",
+  usage: 'OWNER_ID --on NODE --cluster FILE',
+  flags: [{ name: 'on', value: 'NODE', about: 'the node that holds the owner' }, CLUSTER_FLAG],
+  positionals: ['OWNER_ID'],
+  example: 'cluster place own_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b --on node-a --cluster /etc/pfin/cluster.json',
+  dataDir: 'ignores',
+  notes: `Prints (--json): {"owner", "node", "epoch", "note"}. ${REISSUE}`,
+  async run(s, { flags, positionals: [owner] }) {
+    const result = await place(spec(flags), owner as string, required(flags, 'on'))
+    s.out.result({ ...result, note: REISSUE }, `Placed ${result.owner} on ${result.node} (epoch ${result.epoch}). ${REISSUE}`)
+    return 0
+  },
+}
+
+const moveCommand: CommandSpec = {
+  name: 'cluster move',
+  summary: 'move an owner to another node: freeze, copy (VACUUM INTO) with its keys and answers, verify, flip the router, unfreeze',
+  usage: 'OWNER_ID --to NODE --cluster FILE',
+  flags: [{ name: 'to', value: 'NODE', about: 'the node to move the owner to' }, CLUSTER_FLAG],
+  positionals: ['OWNER_ID'],
+  example: 'cluster move own_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b --to node-b --cluster /etc/pfin/cluster.json',
+  dataDir: 'ignores',
+  notes: 'Prints (--json): {"owner", "from", "to", "epoch", "frozenMs", "mark"}. While frozen, its requests answer 503 owner_moving with Retry-After: 1.',
+  async run(s, { flags, positionals: [owner] }) {
+    const result = await move(spec(flags), owner as string, required(flags, 'to'))
+    s.out.result(result, `Moved ${result.owner} from ${result.from} to ${result.to} (epoch ${result.epoch}); frozen ${result.frozenMs} ms`)
+    return 0
+  },
+}
+
+const failoverCommand: CommandSpec = {
+  name: 'cluster failover',
+  summary: 'after a node is lost: restore its owners from its Litestream replica onto live nodes, new epochs, flip the router',
+  usage: 'NODE --cluster FILE',
+  flags: [CLUSTER_FLAG],
+  positionals: ['NODE'],
+  example: 'cluster failover node-c --cluster /etc/pfin/cluster.json',
+  dataDir: 'ignores',
+  notes:
+    'Prints (--json): {"node", "owners": [{"owner", "to", "epoch"}]}. Writes acknowledged within the replication interval before the loss may be gone; feed cursors of these owners answer 410.',
+  async run(s, { flags, positionals: [node] }) {
+    const result = await failover(spec(flags), node as string)
+    s.out.result(
+      result,
+      `Node ${result.node}: ${result.owners.length} owner(s) restored onto ${[...new Set(result.owners.map((o) => o.to))].join(', ') || 'no node'}`,
+    )
+    return 0
+  },
+}
+
+const statusCommand: CommandSpec = {
+  name: 'cluster status',
+  summary: 'the directory: each owner, its node and epoch, and lost nodes',
+  usage: '--cluster FILE',
+  flags: [CLUSTER_FLAG],
+  example: 'cluster status --cluster /etc/pfin/cluster.json',
+  dataDir: 'ignores',
+  notes: 'Prints (--json): the directory {"version", "owners": {ownerId: {"node", "epoch"}}, "lost"}.',
+  run(s, { flags }) {
+    const directory = readDirectory(spec(flags).directory)
+    const lines = Object.entries(directory.owners).map(([owner, p]) => `${owner}  ${p.node}  epoch ${p.epoch}${p.frozen ? '  frozen' : ''}`)
+    s.out.result(directory as unknown as Record<string, unknown>, lines.join('\n') || 'No owner placed yet.')
+    return 0
+  },
+}
+
+export const clusterGroup: GroupSpec = {
+  name: 'cluster',
+  summary: 'run owners over several nodes behind HAProxy (CONTRACT §31)',
+  commands: [placeCommand, moveCommand, failoverCommand, statusCommand],
+  example: 'cluster status --cluster /etc/pfin/cluster.json',
+}

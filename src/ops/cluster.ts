@@ -1,0 +1,286 @@
+import { Database } from 'bun:sqlite'
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { isId } from '../db/ids.ts'
+import { copyDatabase } from '../db/sqlite.ts'
+import { ACK_FILE, type Directory, readDirectory, writeDirectory } from '../platform/cluster.ts'
+import { integrityProblems } from './backup.ts'
+import { litestreamBinary, replicaOf } from './litestream.ts'
+
+/**
+ * `pfin cluster` (CONTRACT §31): the only writer of the directory (owner → node, epoch) and of
+ * the router's map. It works on each node's DATA_DIR as a path (one machine, or mounts), and
+ * on HAProxy through its runtime API (a Unix socket): the map changes live, without a reload.
+ */
+
+export interface ClusterNodeSpec {
+  dataDir: string
+  /** The HAProxy backend that reaches this node. */
+  backend: string
+  /** Where the node's Litestream replicates (CLUSTER_REPLICA); null: none. */
+  replica: string | null
+}
+
+export interface ClusterSpec {
+  directory: string
+  haproxy: { socket: string; map: string } | null
+  nodes: Record<string, ClusterNodeSpec>
+}
+
+export class ClusterError extends Error {}
+
+type Progress = (message: string) => void
+
+export function readClusterSpec(path: string): ClusterSpec {
+  const spec = JSON.parse(readFileSync(path, 'utf8')) as ClusterSpec
+  if (typeof spec?.directory !== 'string' || typeof spec.nodes !== 'object')
+    throw new ClusterError(`${path} is not a pfin cluster file (see docs/operations.md)`)
+  return spec
+}
+
+function nodeOf(spec: ClusterSpec, name: string): ClusterNodeSpec {
+  const node = spec.nodes[name]
+  if (!node) throw new ClusterError(`no node "${name}" in the cluster file; nodes: ${Object.keys(spec.nodes).join(', ')}`)
+  return node
+}
+
+const tenantPath = (node: ClusterNodeSpec, ownerId: string) => join(node.dataDir, 'tenants', `${ownerId}.db`)
+/** The router's map is keyed by the owner id's hex, the third `_`-separated word of `Bearer pfk_own_<hex>_…`. */
+const mapKey = (ownerId: string) => ownerId.slice('own_'.length)
+const FROZEN_BACKEND = 'frozen'
+
+/** One command on HAProxy's runtime API; its answer. */
+export function haproxyCommand(socket: string, command: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    const conn = connect(socket, () => conn.end(`${command}\n`))
+    conn.on('data', (chunk) => chunks.push(Buffer.from(chunk)))
+    conn.on('error', reject)
+    conn.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')))
+  })
+}
+
+/** Points the owner at `backend` in the live map and in the map file (read again at HAProxy's next start). */
+async function route(spec: ClusterSpec, ownerId: string, backend: string): Promise<void> {
+  if (!spec.haproxy) return
+  const { socket, map } = spec.haproxy
+  const key = mapKey(ownerId)
+  let answer = await haproxyCommand(socket, `set map ${map} ${key} ${backend}`)
+  if (/not found/i.test(answer)) answer = await haproxyCommand(socket, `add map ${map} ${key} ${backend}`)
+  if (answer.trim() !== '') throw new ClusterError(`HAProxy refused the map change for ${ownerId}: ${answer.trim()}`)
+  const lines = existsSync(map)
+    ? readFileSync(map, 'utf8')
+        .split('\n')
+        .filter((line) => line.trim() && !line.startsWith(`${key} `))
+    : []
+  lines.push(`${key} ${backend}`)
+  writeFileSync(`${map}.tmp`, `${lines.join('\n')}\n`)
+  renameSync(`${map}.tmp`, map)
+}
+
+function changeDirectory(spec: ClusterSpec, change: (directory: Directory) => void): Directory {
+  const directory = readDirectory(spec.directory)
+  change(directory)
+  directory.version++
+  writeDirectory(spec.directory, directory)
+  return directory
+}
+
+function ownerIdChecked(ownerId: string): string {
+  if (!isId('own', ownerId)) throw new ClusterError(`"${ownerId}" is not an owner id (own_…)`)
+  return ownerId
+}
+
+/** Places an owner made on `nodeName` (with `pfin owner create` over its DATA_DIR) in the directory and the router. */
+export async function place(spec: ClusterSpec, ownerId: string, nodeName: string): Promise<{ owner: string; node: string; epoch: number }> {
+  ownerIdChecked(ownerId)
+  const node = nodeOf(spec, nodeName)
+  if (!existsSync(tenantPath(node, ownerId)))
+    throw new ClusterError(`owner ${ownerId} has no file on node ${nodeName}; create it there first (pfin owner create --data-dir ${node.dataDir})`)
+  const current = readDirectory(spec.directory).owners[ownerId]
+  if (current && current.node !== nodeName) throw new ClusterError(`owner ${ownerId} is placed on ${current.node}; use pfin cluster move`)
+  const epoch = current?.epoch ?? 1
+  changeDirectory(spec, (d) => {
+    d.owners[ownerId] = { node: nodeName, epoch }
+  })
+  await route(spec, ownerId, node.backend)
+  return { owner: ownerId, node: nodeName, epoch }
+}
+
+/** Waits until the node has seen directory `version` and its requests of frozen owners have ended. */
+async function awaitAck(node: ClusterNodeSpec, version: number, timeoutMs: number): Promise<boolean> {
+  const path = join(node.dataDir, ACK_FILE)
+  const until = Date.now() + timeoutMs
+  while (Date.now() < until) {
+    try {
+      if ((JSON.parse(readFileSync(path, 'utf8')) as { version: number }).version >= version) return true
+    } catch {}
+    await Bun.sleep(5)
+  }
+  return false
+}
+
+/** What must be the same in the copy as in the original: the feed's high-water mark, row counts, money sums. */
+export function highWaterMark(path: string): Record<string, number | string> {
+  const db = new Database(path, { readonly: true, safeIntegers: true })
+  try {
+    const one = (sql: string) => String(Object.values(db.query(sql).get() as Record<string, unknown>)[0] ?? 0)
+    const mark: Record<string, number | string> = { feedSeq: one('SELECT coalesce(max(seq), 0) FROM change_log') }
+    for (const table of ['accounts', 'categories', 'payees', 'tags', 'transactions', 'applied_requests']) mark[table] = one(`SELECT count(*) FROM ${table}`)
+    mark.transactionAmountSum = one('SELECT coalesce(sum(amount), 0) FROM transactions')
+    return mark
+  } finally {
+    db.close()
+  }
+}
+
+/** Copies the owner's rows of control.db (owner, keys, sign-in, grants; answers if asked) from one file into another, through SQLite. */
+function copyControlRows(from: string, to: string, ownerId: string, answers: boolean): void {
+  const db = new Database(to, { readwrite: true, create: false })
+  try {
+    db.run('PRAGMA busy_timeout = 5000')
+    db.run('ATTACH DATABASE ? AS source', [from])
+    db.transaction(() => {
+      const byOwner = ['owners:id', 'api_keys:owner_id', 'owner_logins:owner_id', 'owner_invites:owner_id', 'oauth_grants:owner_id']
+      if (answers) byOwner.push('idempotency_records:owner_id')
+      for (const entry of byOwner) {
+        const [table, column] = entry.split(':') as [string, string]
+        db.run(`INSERT OR REPLACE INTO main.${table} SELECT * FROM source.${table} WHERE ${column} = ?`, [ownerId])
+      }
+      db.run(
+        'INSERT OR REPLACE INTO main.oauth_tokens SELECT * FROM source.oauth_tokens WHERE grant_id IN (SELECT id FROM source.oauth_grants WHERE owner_id = ?)',
+        [ownerId],
+      )
+    }).immediate()
+    db.run('DETACH DATABASE source')
+  } finally {
+    db.close()
+  }
+}
+
+export type MoveResult = {
+  owner: string
+  from: string
+  to: string
+  epoch: number
+  frozenMs: number
+  mark: Record<string, number | string>
+}
+
+/**
+ * A planned move: freeze the owner at the router and at its node (which waits for its requests
+ * under way), copy its file with VACUUM INTO and its control rows, compare the high-water marks,
+ * then place it on the new node with the next epoch and point the router there. No checkpoint
+ * runs while it is frozen. Any failure before the flip unfreezes it where it was.
+ */
+export async function move(spec: ClusterSpec, ownerId: string, toName: string, progress: Progress = () => {}): Promise<MoveResult> {
+  ownerIdChecked(ownerId)
+  const placement = readDirectory(spec.directory).owners[ownerId]
+  if (!placement) throw new ClusterError(`owner ${ownerId} is not placed; use pfin cluster place`)
+  if (placement.node === toName) throw new ClusterError(`owner ${ownerId} is on ${toName} already`)
+  const from = nodeOf(spec, placement.node)
+  const to = nodeOf(spec, toName)
+  const started = performance.now()
+  await route(spec, ownerId, FROZEN_BACKEND)
+  const frozen = changeDirectory(spec, (d) => {
+    d.owners[ownerId] = { ...placement, frozen: true }
+  })
+  const unfreeze = async () => {
+    changeDirectory(spec, (d) => {
+      d.owners[ownerId] = placement
+    })
+    await route(spec, ownerId, from.backend)
+  }
+  let mark: Record<string, number | string>
+  try {
+    if (!(await awaitAck(from, frozen.version, 10_000))) throw new ClusterError(`node ${placement.node} did not confirm the freeze within 10 s`)
+    progress('frozen; copying')
+    const target = tenantPath(to, ownerId)
+    const partial = `${target}.moving`
+    rmSync(partial, { force: true })
+    copyDatabase(tenantPath(from, ownerId), partial)
+    mark = highWaterMark(tenantPath(from, ownerId))
+    const copied = highWaterMark(partial)
+    if (JSON.stringify(mark) !== JSON.stringify(copied))
+      throw new ClusterError(`the copy differs from the original: ${JSON.stringify(mark)} vs ${JSON.stringify(copied)}`)
+    copyControlRows(join(from.dataDir, 'control.db'), join(to.dataDir, 'control.db'), ownerId, true)
+    renameSync(partial, target)
+  } catch (error) {
+    await unfreeze()
+    throw error
+  }
+  const epoch = placement.epoch + 1
+  changeDirectory(spec, (d) => {
+    d.owners[ownerId] = { node: toName, epoch }
+  })
+  await route(spec, ownerId, to.backend)
+  const frozenMs = Math.round(performance.now() - started)
+  return { owner: ownerId, from: placement.node, to: toName, epoch, frozenMs, mark }
+}
+
+async function restoreReplica(url: string, output: string): Promise<void> {
+  const proc = Bun.spawn([litestreamBinary(), 'restore', '-o', output, url], { stdout: 'pipe', stderr: 'pipe' })
+  const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited])
+  if (code !== 0) throw new ClusterError(`litestream restore of ${url} failed (${code}): ${stderr.trim().slice(-400)}`)
+}
+
+export type FailoverResult = {
+  node: string
+  owners: { owner: string; to: string; epoch: number }[]
+}
+
+/**
+ * After a node is lost: each of its owners is restored from the node's replica onto the live
+ * node with the fewest owners, with a new feed epoch (cursors answer 410, as after a restore),
+ * its keys and sign-in from the replica of the node's control.db, the next epoch, and the
+ * router's map. The node is marked lost: it serves nothing until placed again.
+ */
+export async function failover(spec: ClusterSpec, lostName: string, progress: Progress = () => {}): Promise<FailoverResult> {
+  const lost = nodeOf(spec, lostName)
+  if (!lost.replica) throw new ClusterError(`node ${lostName} has no replica (CLUSTER_REPLICA): nothing to restore from`)
+  const before = readDirectory(spec.directory)
+  const owners = Object.entries(before.owners).filter(([, p]) => p.node === lostName)
+  const live = Object.keys(spec.nodes).filter((name) => name !== lostName && !(before.lost ?? []).includes(name))
+  if (live.length === 0) throw new ClusterError('no live node to restore onto')
+  for (const [owner] of owners) await route(spec, owner, FROZEN_BACKEND)
+  changeDirectory(spec, (d) => {
+    d.lost = [...new Set([...(d.lost ?? []), lostName])]
+    for (const [owner] of owners) d.owners[owner] = { ...(d.owners[owner] as { node: string; epoch: number }), frozen: true }
+  })
+  const work = mkdtempSync(join(tmpdir(), 'pfin-failover-'))
+  const result: FailoverResult = { node: lostName, owners: [] }
+  try {
+    const control = join(work, 'control.db')
+    await restoreReplica(replicaOf(lost.replica, null), control)
+    const load = new Map(live.map((name) => [name, Object.values(before.owners).filter((p) => p.node === name).length]))
+    for (const [owner, placement] of owners) {
+      const toName = [...load.entries()].sort((a, b) => a[1] - b[1])[0]?.[0] as string
+      load.set(toName, (load.get(toName) ?? 0) + 1)
+      const to = nodeOf(spec, toName)
+      const restored = join(work, `${owner}.db`)
+      progress(`restoring ${owner} onto ${toName}`)
+      await restoreReplica(replicaOf(lost.replica, owner), restored)
+      const problems = integrityProblems(restored)
+      if (problems.length > 0) throw new ClusterError(`the replica of ${owner} is damaged: ${problems.join('; ')}`)
+      const db = new Database(restored, { readwrite: true })
+      // Writes after the replica's last sync are gone: sync clients start again (410), as after a restore.
+      db.run('UPDATE feed_state SET epoch = lower(hex(randomblob(8))) WHERE id = 1')
+      db.close()
+      copyDatabase(restored, `${tenantPath(to, owner)}.moving`)
+      // Answers are not copied: the owner's file keeps its own, in step with its data (CONTRACT §8).
+      copyControlRows(control, join(to.dataDir, 'control.db'), owner, false)
+      renameSync(`${tenantPath(to, owner)}.moving`, tenantPath(to, owner))
+      const epoch = placement.epoch + 1
+      changeDirectory(spec, (d) => {
+        d.owners[owner] = { node: toName, epoch }
+      })
+      await route(spec, owner, to.backend)
+      result.owners.push({ owner, to: toName, epoch })
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+  return result
+}
