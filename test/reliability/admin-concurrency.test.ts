@@ -295,7 +295,9 @@ test('admin commands of every kind in parallel beside a loaded server: the serve
     for (let i = 0; i < 5; i++) {
       await Bun.sleep(40)
       const sentAt = Date.now()
-      seen.push({ sentAt, doneAt: Date.now(), status: (await call(server.url, 'GET', '/v1/me', { key })).status })
+      // The answer first: an object literal reads Date.now() for doneAt before awaiting the status after it.
+      const status = (await call(server.url, 'GET', '/v1/me', { key })).status
+      seen.push({ sentAt, doneAt: Date.now(), status })
     }
     return { id: made.id as string, createdBy, seen }
   })()
