@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { DEFAULT_OWNER_LIMITS, type OwnerLimits } from './db/tenant/tenant.ts'
+import { isCalendarDate } from './platform/validation.ts'
 import { type ForwardedHeader, ProxyListError, TrustedProxies } from './platform/client-address.ts'
 
 /** Runtime settings, read once from the environment (CONTRACT §1). */
@@ -32,6 +33,8 @@ export interface Config {
   ownerLimits: OwnerLimits
   /** Access log lines on stdout: json, pretty, or off (default: json unless stdout is a terminal). */
   logFormat: 'json' | 'pretty' | 'off'
+  /** A fixed "today" for schedules (`PFIN_TODAY`, a test setting, CONTRACT §29); null: the UTC date. */
+  today: string | null
 }
 
 export class ConfigError extends Error {}
@@ -91,6 +94,13 @@ function corsOriginsFrom(raw: string | undefined): string[] {
   })
 }
 
+function todayFrom(raw: string | undefined): string | null {
+  const value = raw?.trim()
+  if (!value) return null
+  if (!isCalendarDate(value)) throw new ConfigError(`PFIN_TODAY must be a calendar date YYYY-MM-DD, got "${raw}"`)
+  return value
+}
+
 function intFrom(env: Record<string, string | undefined>, name: string, fallback: number, min: number): number {
   const raw = env[name]
   if (raw === undefined || raw.trim() === '') return fallback
@@ -125,6 +135,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     backupIntervalHours: intFrom(env, 'BACKUP_INTERVAL_HOURS', 24, 1),
     backupKeep: intFrom(env, 'BACKUP_KEEP', 7, 1),
     logFormat: logFormatFrom(env.LOG_FORMAT),
+    today: todayFrom(env.PFIN_TODAY),
     ownerLimits: {
       quotaBytes: intFrom(env, 'OWNER_QUOTA_MB', DEFAULT_OWNER_LIMITS.quotaBytes / 1_048_576, 1) * 1_048_576,
       accounts: intFrom(env, 'OWNER_MAX_ACCOUNTS', DEFAULT_OWNER_LIMITS.accounts, 1),

@@ -15,6 +15,8 @@ import m12 from './0012_budgets.sql' with { type: 'text' }
 import m13 from './0013_import_presets.sql' with { type: 'text' }
 import m14 from './0014_search_and_uncategorized.sql' with { type: 'text' }
 import m15 from './0015_transaction_search_fts.sql' with { type: 'text' }
+import m16 from './0016_schedules.sql' with { type: 'text' }
+import m17 from './0017_schedules_triggers.sql' with { type: 'text' }
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0000_init', when: 1795242104328, sql: m0 },
@@ -33,4 +35,6 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0013_import_presets', when: 1795700214508, sql: m13 },
   { tag: '0014_search_and_uncategorized', when: 1795701217391, sql: m14 },
   { tag: '0015_transaction_search_fts', when: 1795701220819, sql: m15 },
+  { tag: '0016_schedules', when: 1795705275483, sql: m16 },
+  { tag: '0017_schedules_triggers', when: 1795705278276, sql: m17 },
 ]

@@ -11,6 +11,7 @@ import { payeeRoutes } from './payees/routes.ts'
 import { reportRoutes } from './reports/routes.ts'
 import { ruleRunRoutes } from './rule-runs/routes.ts'
 import { ruleRoutes } from './rules/routes.ts'
+import { scheduleRoutes } from './schedules/routes.ts'
 import { tagRoutes } from './tags/routes.ts'
 import { transactionRoutes } from './transactions/routes.ts'
 
@@ -27,6 +28,7 @@ export const routes: AnyRoute[] = [
   ...ruleRoutes,
   ...ruleRunRoutes,
   ...budgetRoutes,
+  ...scheduleRoutes,
   ...presetRoutes,
   ...changeRoutes,
   ...reportRoutes,

@@ -85,6 +85,7 @@ const pageColumns = {
   parts: sql<number>`CAST(${transactions.hasSplits} + 2 * ${transactions.hasTags} AS REAL)`,
   originalDescription: transactions.originalDescription,
   updatedAt: sql<number>`CAST(${transactions.updatedAt} AS REAL)`,
+  scheduleId: transactions.scheduleId,
 }
 
 /** One transaction of a list page as SQLite hands it back. */
@@ -106,6 +107,7 @@ export type TransactionValues = [
   parts: number,
   originalDescription: string | null,
   updatedAt: number,
+  scheduleId: string | null,
 ]
 
 /** Positions in `TransactionValues` that the page order, its cursor and its parts read. */
@@ -364,5 +366,6 @@ export function transactionOfValues(row: TransactionValues, types: CategoryTypes
     updatedAt: row[16],
     splits: splits.length === 0 ? EMPTY : splits.map(toSplit),
     tagIds: parts.tagIds.get(row[0]) ?? EMPTY,
+    scheduleId: row[17],
   }
 }

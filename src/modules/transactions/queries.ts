@@ -122,5 +122,6 @@ export function toTransaction({ txn, categoryType, splits, tagIds }: Transaction
     updatedAt: txn.updatedAt,
     splits: splits.map(toSplit),
     tagIds: [...tagIds],
+    scheduleId: txn.scheduleId,
   }
 }
