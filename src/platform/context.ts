@@ -2,6 +2,7 @@ import type { Config } from '../config.ts'
 import type { ControlStore } from '../db/control/store.ts'
 import type { DataDirLock } from '../db/data-dir.ts'
 import type { TenantRegistry } from '../db/tenant/registry.ts'
+import type { Tenant } from '../db/tenant/tenant.ts'
 import type { AccessLog } from './access-log.ts'
 import type { AuthContext, Authenticator } from './auth.ts'
 import type { TrustedProxies } from './client-address.ts'
@@ -31,6 +32,8 @@ export interface Platform {
   proxies: TrustedProxies | null
   /** CORS for the origins of CORS_ALLOWED_ORIGINS; null when none is set: no header, no check. */
   cors: Cors | null
+  /** Called on the turn after an owner's file is opened (the auto-posting catch-up, CONTRACT §29). */
+  openHooks: ((tenant: Tenant) => void)[]
 }
 
 /** Finds the listening server (for client addresses); null when there is none, as under `app.handle`. */

@@ -28,6 +28,7 @@ export const TXN_FIELDS = [
   'updatedAt',
   'splits',
   'tagIds',
+  'scheduleId',
 ]
 
 const SCALE = 8n

@@ -45,7 +45,9 @@ export const Change = t.Object(
       t.Literal('schedule'),
     ]),
     id: t.String({ description: 'the entity’s id; for a budget, its month (YYYY-MM)' }),
-    op: t.Union([t.Literal('upsert'), t.Literal('delete')], { description: '`delete` is the tombstone of a deleted transaction, rule, import preset or schedule' }),
+    op: t.Union([t.Literal('upsert'), t.Literal('delete')], {
+      description: '`delete` is the tombstone of a deleted transaction, rule, import preset or schedule',
+    }),
     changedAt: EpochMs,
     externalId: t.Union([t.String(), t.Null()]),
     data: t.Union([Account, Category, Payee, Transaction, Tag, Rule, BudgetPlan, ImportPreset, Schedule, t.Null()], {

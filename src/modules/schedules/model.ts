@@ -106,7 +106,11 @@ export const Schedule = t.Object(
 )
 
 const Tolerance = t.Number({ minimum: 0, description: 'exact decimal ≥ 0, default 0' })
-const MatchWindow = Type.Integer({ minimum: 0, maximum: MAX_MATCH_WINDOW_DAYS, description: `0–${MAX_MATCH_WINDOW_DAYS}, default ${DEFAULT_MATCH_WINDOW_DAYS}` })
+const MatchWindow = Type.Integer({
+  minimum: 0,
+  maximum: MAX_MATCH_WINDOW_DAYS,
+  description: `0–${MAX_MATCH_WINDOW_DAYS}, default ${DEFAULT_MATCH_WINDOW_DAYS}`,
+})
 const TagIds = t.Array(t.String(), { maxItems: 20, description: '0–20 of your tag ids, given to each posted transaction' })
 
 const optional = {
@@ -188,7 +192,12 @@ export const OccurrencesQuery = t.Object(
 export const UpcomingQuery = t.Object(
   {
     days: t.Optional(
-      Type.Integer({ minimum: 1, maximum: MAX_UPCOMING_DAYS, default: 30, description: `how many days from today (today included), 1–${MAX_UPCOMING_DAYS}, default 30` }),
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_UPCOMING_DAYS,
+        default: 30,
+        description: `how many days from today (today included), 1–${MAX_UPCOMING_DAYS}, default 30`,
+      }),
     ),
   },
   { additionalProperties: false },

@@ -86,7 +86,8 @@ function postOne(tenant: Tenant, refs: References, row: ScheduleRow, date: strin
  */
 export function postDue(tenant: Tenant, today: string, onlyId?: string, log: (message: string) => void = console.error): number {
   return tenant.write(() => {
-    const due = onlyId === undefined ? schedulesDueBy(tenant, today) : [findSchedule(tenant, onlyId)].filter((row) => row?.nextPost != null && row.nextPost <= today)
+    const due =
+      onlyId === undefined ? schedulesDueBy(tenant, today) : [findSchedule(tenant, onlyId)].filter((row) => row?.nextPost != null && row.nextPost <= today)
     if (due.length === 0) return 0
     const refs = new References(tenant, countryOf(tenant))
     let posted = 0
@@ -96,7 +97,11 @@ export function postDue(tenant: Tenant, today: string, onlyId?: string, log: (me
         if (postOne(tenant, refs, row, dateOf(day), log)) posted++
       }
       const settled = { ...row, postedThrough: today }
-      tenant.db.update(schedules).set({ postedThrough: today, nextPost: refreshNextPost(settled).nextPost }).where(eq(schedules.id, row.id)).run()
+      tenant.db
+        .update(schedules)
+        .set({ postedThrough: today, nextPost: refreshNextPost(settled).nextPost })
+        .where(eq(schedules.id, row.id))
+        .run()
     }
     return posted
   })

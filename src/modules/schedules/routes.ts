@@ -184,7 +184,8 @@ export const scheduleRoutes = [
     path: '/v1/schedules/:scheduleId/skip',
     operationId: 'skipScheduleOccurrence',
     summary: 'Skip one occurrence',
-    description: 'The date must be one of the schedule’s occurrences (after weekend adjustment) that auto-posting has not posted. Skipping it again changes nothing.',
+    description:
+      'The date must be one of the schedule’s occurrences (after weekend adjustment) that auto-posting has not posted. Skipping it again changes nothing.',
     tag,
     scopes: ['schedules:write'],
     params: ScheduleParams,

@@ -53,7 +53,8 @@ function storedRecurrence(input: RecurrenceIn): StoredRecurrence {
   if (rule.byWeekday && rule.freq === 'yearly') throw shape('recurrence.byWeekday: a yearly rule falls on the month and day of start; it takes no byWeekday')
   if (rule.byWeekday && rule.freq !== 'monthly') {
     const ordinal = rule.byWeekday.findIndex((day) => !/^(MO|TU|WE|TH|FR|SA|SU)$/.test(day))
-    if (ordinal >= 0) throw shape(`recurrence.byWeekday[${ordinal}]: an ordinal (${rule.byWeekday[ordinal]}) needs a monthly rule; a ${rule.freq} rule takes MO…SU`)
+    if (ordinal >= 0)
+      throw shape(`recurrence.byWeekday[${ordinal}]: an ordinal (${rule.byWeekday[ordinal]}) needs a monthly rule; a ${rule.freq} rule takes MO…SU`)
   }
   if (rule.byWeekday) {
     const seen = new Set<string>()
