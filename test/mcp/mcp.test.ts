@@ -527,7 +527,7 @@ describe('two-step tools', () => {
     const dry = await call(client, 'import_transactions', { items })
     expect(dry.isError).toBe(false)
     expect(dry.text.split('\n')[0]).toStartWith('Dry run only, nothing written.')
-    expect(dry.structured.summary).toEqual({ created: 2, updated: 0, unchanged: 0, skippedDeleted: 0, failed: 0 })
+    expect(dry.structured.summary).toEqual({ created: 2, updated: 0, unchanged: 0, matched: 0, skippedDeleted: 0, failed: 0 })
     expect(dry.structured.data.map((item: Json) => item.operation)).toEqual(['created', 'created'])
     expect(dry.structured.confirmToken).toMatch(/^cfm_/)
     for (const item of items) expect((await rest(server, owner.key, 'GET', `/v1/transactions?externalId=${item.externalId}`)).data).toEqual([])
@@ -540,7 +540,7 @@ describe('two-step tools', () => {
     for (const item of items) expect((await rest(server, owner.key, 'GET', `/v1/transactions?externalId=${item.externalId}`)).data).toEqual([])
 
     const done = await ok(client, 'import_transactions', { items, confirmToken: dry.structured.confirmToken })
-    expect(done.summary).toEqual({ created: 2, updated: 0, unchanged: 0, skippedDeleted: 0, failed: 0 })
+    expect(done.summary).toEqual({ created: 2, updated: 0, unchanged: 0, matched: 0, skippedDeleted: 0, failed: 0 })
     for (const [index, item] of items.entries()) {
       const rows = (await rest(server, owner.key, 'GET', `/v1/transactions?externalId=${item.externalId}`)).data
       expect(rows).toHaveLength(1)

@@ -154,7 +154,7 @@ const yesterdayOf = (date: string) => dateOf(dayOf(date) - 1)
  */
 function settleAutoPost(tenant: Tenant, before: ScheduleRow | null, row: ScheduleRow, today: string): ScheduleRow {
   const posting = row.autoPost && row.isActive
-  const wasPosting = before !== null && before.autoPost && before.isActive
+  const wasPosting = before?.autoPost === true && before.isActive
   let postedThrough = row.postedThrough
   if (!posting) postedThrough = null
   else if (!wasPosting) postedThrough = yesterdayOf(today)
