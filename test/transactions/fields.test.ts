@@ -62,6 +62,7 @@ describe('transaction fields', () => {
       updatedAt: txn.createdAt,
       splits: [],
       tagIds: [],
+      scheduleId: null,
     })
     expect(await getTxn(server, owner.key, txn.id)).toEqual(txn)
     expect(await listAll(server, owner.key)).toEqual([txn])
@@ -108,6 +109,7 @@ describe('transaction fields', () => {
       updatedAt: txn.createdAt,
       splits: [],
       tagIds: [],
+      scheduleId: null,
     })
   })
 

@@ -1,6 +1,6 @@
 import { and, asc, eq, gte, isNotNull, lte, sql } from 'drizzle-orm'
 import { lazyStatements } from '../../db/statements.ts'
-import { scheduleOccurrences, schedules, transactions } from '../../db/tenant/schema.ts'
+import { scheduleOccurrences, schedules } from '../../db/tenant/schema.ts'
 import type { Tenant, TenantDrizzle } from '../../db/tenant/tenant.ts'
 import { moneyJson } from '../../platform/money.ts'
 import type { ScheduleOut } from './model.ts'
@@ -59,26 +59,6 @@ const statements = lazyStatements({
       .from(scheduleOccurrences)
       .where(and(eq(scheduleOccurrences.scheduleId, sql.placeholder('scheduleId')), eq(scheduleOccurrences.date, sql.placeholder('date'))))
       .prepare(),
-  /** The transactions of one account dated in a window: a walk of the account index. */
-  accountWindow: (db) =>
-    db
-      .select({
-        id: transactions.id,
-        date: transactions.date,
-        amount: transactions.amount,
-        scheduleId: transactions.scheduleId,
-        createdAt: transactions.createdAt,
-      })
-      .from(transactions)
-      .where(
-        and(
-          eq(transactions.accountId, sql.placeholder('accountId')),
-          gte(transactions.date, sql.placeholder('from')),
-          lte(transactions.date, sql.placeholder('to')),
-        ),
-      )
-      .orderBy(asc(transactions.date), asc(transactions.createdAt), asc(transactions.id))
-      .prepare(),
 })
 
 const scheduleQueries = (tenant: Tenant) => tenant.prepared(statements)
@@ -94,8 +74,18 @@ export const occurrenceRows = (tenant: Tenant, scheduleId: string, from: string,
 export const occurrenceRow = (tenant: Tenant, scheduleId: string, date: string): OccurrenceRow | undefined =>
   scheduleQueries(tenant).occurrence.get({ scheduleId, date })
 export type WindowTransaction = { id: string; date: string; amount: bigint; scheduleId: string | null; createdAt: number }
-export const accountTransactions = (tenant: Tenant, accountId: string, from: string, to: string): WindowTransaction[] =>
-  scheduleQueries(tenant).accountWindow.all({ accountId, from, to })
+/**
+ * The transactions of one account dated in a window, as matching reads them: a walk of the
+ * account index, read as bare values (ten years of a daily schedule read 3,650 of them).
+ */
+export function accountTransactions(tenant: Tenant, accountId: string, from: string, to: string): WindowTransaction[] {
+  const rows = tenant.sqlite
+    .query<unknown, [string, string, string]>(
+      'SELECT id, date, amount, schedule_id, created_at FROM transactions WHERE account_id = ? AND date BETWEEN ? AND ? ORDER BY date, created_at, id',
+    )
+    .values(accountId, from, to) as [string, string, bigint | number, string | null, bigint | number][]
+  return rows.map(([id, date, amount, scheduleId, createdAt]) => ({ id, date, amount: BigInt(amount), scheduleId, createdAt: Number(createdAt) }))
+}
 
 /** Schedules after the cursor, `limit` of them (-1: all), oldest first. */
 export function listScheduleRows(tenant: Tenant, opts: { limit: number; after?: [number, string] }): ScheduleRow[] {

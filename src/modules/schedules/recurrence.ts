@@ -17,20 +17,39 @@ const WEEKDAY_RE = new RegExp(WEEKDAY_PATTERN)
 /** The last day number pfin reasons about: 9999-12-31. */
 const LAST_DAY = dayOf('9999-12-31')
 
-/** Through setUTCFullYear: Date.UTC reads the years 0–99 as 1900–1999. */
+/**
+ * Day numbers from and to civil dates by integer arithmetic (H. Hinnant's algorithms, proleptic
+ * Gregorian): no Date object per date, which matters when ten years of a daily rule are read.
+ */
 function dayOfYmd(year: number, month0: number, date: number): number {
-  const at = new Date(0)
-  at.setUTCFullYear(year, month0, date)
-  return Math.floor(at.getTime() / 86_400_000)
+  // Months past December or before January roll into the year, as Date.UTC does.
+  const y0 = year + Math.floor(month0 / 12)
+  const m = (((month0 % 12) + 12) % 12) + 1
+  const y = m <= 2 ? y0 - 1 : y0
+  const era = Math.floor(y / 400)
+  const yoe = y - era * 400
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + date - 1
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy
+  return era * 146097 + doe - 719468
 }
 
 export function dayOf(date: string): number {
-  const [y, m, d] = date.split('-').map(Number) as [number, number, number]
-  return dayOfYmd(y, m - 1, d)
+  return dayOfYmd(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10)))
 }
 
+const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n))
+
 export function dateOf(day: number): string {
-  return new Date(day * 86_400_000).toISOString().slice(0, 10)
+  const z = day + 719468
+  const era = Math.floor(z / 146097)
+  const doe = z - era * 146097
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365)
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
+  const mp = Math.floor((5 * doy + 2) / 153)
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1
+  const m = mp < 10 ? mp + 3 : mp - 9
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+  return `${String(y).padStart(4, '0')}-${pad2(m)}-${pad2(d)}`
 }
 
 /** 0 = Monday … 6 = Sunday (1970-01-01 was a Thursday). */

@@ -261,6 +261,12 @@ export function upcomingOccurrences(tenant: Tenant, days: number): { data: Upcom
   return { data, from: today, to: dateOf(to) }
 }
 
+/** The upcoming occurrences inside a read the caller holds (the agent context's snapshot). */
+export function upcomingIn(tenant: Tenant, days: number): UpcomingOut[] {
+  const from = dayOf(clockToday())
+  return upcomingOf(tenant, listScheduleRows(tenant, { limit: -1 }), from, from + days - 1, from)
+}
+
 /** The active schedules' occurrences `from`–`to` (day numbers), by date, then name, then id. */
 export function upcomingOf(tenant: Tenant, rows: readonly ScheduleRow[], from: number, to: number, today: number): UpcomingOut[] {
   const out: UpcomingOut[] = []
