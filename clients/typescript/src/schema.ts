@@ -49,7 +49,7 @@ export interface paths {
         };
         /**
          * Everything an automated agent should read before it changes anything
-         * @description Profile, accounts and categories (in list order), the most-used payees, the tags, the rules, the import presets, the newest transactions (with their legs and tags), the current month’s budget (with `budgets:read`) and the server time, read from one consistent snapshot. `systemCategories=summary` lists the system categories as id, fullName and type only, for a smaller answer.
+         * @description Profile, accounts and categories (in list order), the most-used payees, the tags, the rules, the import presets, the newest transactions (with their legs and tags), the current month’s budget (with `budgets:read`), the next 30 days of scheduled transactions (with `schedules:read`) and the server time, read from one consistent snapshot. `systemCategories=summary` lists the system categories as id, fullName and type only, for a smaller answer.
          *
          *     Required scopes: `me:read`, `accounts:read`, `categories:read`, `payees:read`, `transactions:read`.
          */
@@ -1333,6 +1333,18 @@ export interface components {
             totals: components["schemas"]["BudgetTotals"];
             uncategorized: components["schemas"]["BudgetUncategorized"];
         };
+        /** UpcomingOccurrence */
+        UpcomingOccurrence: {
+            scheduleId: string;
+            name: string;
+            accountId: string;
+            /** @description the expected amount; positive = expense, negative = income */
+            amount: number;
+            date: string;
+            /** @description `posted`: a transaction counts for it (`transactionId`); `skipped`: skipped by you; `missed`: past, beyond the match window, with none; `expected`: none yet */
+            status: "expected" | "posted" | "missed" | "skipped";
+            transactionId: string | null;
+        };
         /** AgentContext */
         AgentContext: {
             me: components["schemas"]["Me"];
@@ -1350,6 +1362,8 @@ export interface components {
             recentTransactions: components["schemas"]["Transaction"][];
             /** @description the current month’s budget (UTC), as GET /v1/budgets/{month} gives it; null when the key lacks budgets:read or the owner has no defaultCurrency */
             budget: components["schemas"]["Budget"] | null;
+            /** @description every active schedule’s occurrences from today (UTC) for 30 days, by date, as GET /v1/schedules/upcoming gives them; null when the key lacks schedules:read */
+            upcoming: components["schemas"]["UpcomingOccurrence"][] | null;
             /** @description Unix epoch milliseconds */
             serverTime: number;
         };
@@ -2332,18 +2346,6 @@ export interface components {
             data: components["schemas"]["Schedule"][];
             nextCursor: string | null;
             hasMore: boolean;
-        };
-        /** UpcomingOccurrence */
-        UpcomingOccurrence: {
-            scheduleId: string;
-            name: string;
-            accountId: string;
-            /** @description the expected amount; positive = expense, negative = income */
-            amount: number;
-            date: string;
-            /** @description `posted`: a transaction counts for it (`transactionId`); `skipped`: skipped by you; `missed`: past, beyond the match window, with none; `expected`: none yet */
-            status: "expected" | "posted" | "missed" | "skipped";
-            transactionId: string | null;
         };
         /** UpcomingResponse */
         UpcomingResponse: {
