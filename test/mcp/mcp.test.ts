@@ -32,6 +32,7 @@ const READ_TOOLS = [
 const ALL_TOOLS = [
   ...READ_TOOLS,
   'get_budget',
+  'list_upcoming',
   'upsert_account',
   'update_account',
   'upsert_category',
@@ -45,6 +46,7 @@ const ALL_TOOLS = [
   'bulk_update_transactions',
   'import_transactions',
   'set_budget',
+  'upsert_schedule',
   'import_file',
   'delete_transaction',
   'archive_account',
@@ -159,7 +161,7 @@ describe('tools/list', () => {
     const { tools } = await full.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(ALL_TOOLS)
     for (const tool of tools) {
-      expect(tool.annotations?.readOnlyHint).toBe(READ_TOOLS.includes(tool.name) || tool.name === 'get_budget')
+      expect(tool.annotations?.readOnlyHint).toBe(READ_TOOLS.includes(tool.name) || tool.name === 'get_budget' || tool.name === 'list_upcoming')
       expect(tool.annotations?.destructiveHint).toBe(tool.name === 'delete_transaction' || tool.name === 'archive_account')
       expect(tool.description?.length).toBeGreaterThan(20)
     }
