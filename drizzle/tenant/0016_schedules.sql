@@ -39,4 +39,4 @@ CREATE UNIQUE INDEX `schedules_external_id_idx` ON `schedules` (`external_id`);-
 CREATE INDEX `schedules_created_idx` ON `schedules` (`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `schedules_next_post_idx` ON `schedules` (`next_post`) WHERE next_post IS NOT NULL;--> statement-breakpoint
 ALTER TABLE `transactions` ADD `schedule_id` text;--> statement-breakpoint
-CREATE INDEX `transactions_schedule_idx` ON `transactions` (`account_id`,`date`) WHERE schedule_id IS NOT NULL;
+CREATE INDEX `transactions_schedule_idx` ON `transactions` (`account_id`,`date`) WHERE schedule_id IS NOT NULL AND external_id LIKE 'sched:%';

@@ -153,8 +153,9 @@ export const transactions = sqliteTable(
     index('transactions_category_idx').on(t.categoryId, t.date, t.createdAt, t.id),
     index('transactions_payee_idx').on(t.payeeId, t.date, t.createdAt, t.id),
     // `categoryId=none` (CONTRACT §9): exactly the unsplit, non-transfer transactions without a category, in list order.
-    // Auto-posted transactions a bank's row may adopt (CONTRACT §29): few, found by account and date.
-    index('transactions_schedule_idx').on(t.accountId, t.date).where(sql`schedule_id IS NOT NULL`),
+    // Auto-posted transactions a bank's row may adopt (CONTRACT §29), found by account and date.
+    // Only those still holding their posting externalId: once a bank row adopted one it leaves the index.
+    index('transactions_schedule_idx').on(t.accountId, t.date).where(sql`schedule_id IS NOT NULL AND external_id LIKE 'sched:%'`),
     index('transactions_uncategorized_idx').on(t.date, t.createdAt, t.id).where(sql`category_id IS NULL AND has_splits = 0 AND is_transfer = 0`),
     // transactions_budget_idx, on the month (substr(date, 1, 7)) and what a budget sums by, is
     // written by hand in migration 0012_budgets: drizzle-kit cannot write an index on an expression.

@@ -9,7 +9,7 @@ import { addIssues, compile, describeError, fieldProblem } from '../../platform/
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
 import { Effects } from './effects.ts'
 import { TransactionBatchItem } from './model.ts'
-import { findAdoptable, storedUpdatedAt, toTransaction } from './queries.ts'
+import { findAdoptable, hasAdoptable, storedUpdatedAt, toTransaction } from './queries.ts'
 import { References } from './references.ts'
 import { type RuleFallback, loadRules, withRules } from './rules.ts'
 import { createTransaction, updateTransaction, type WriteScope, type Written } from './service.ts'
@@ -200,6 +200,8 @@ const KEPT_ON_ADOPTION: ReadonlySet<string> = new Set(
 interface Ruling {
   rules: readonly CompiledRule[] | null
   fallbacks: readonly (RuleFallback | undefined)[]
+  /** Whether any auto-posted transaction waits for a bank row (CONTRACT §29): read once per batch. */
+  adoptable: boolean
 }
 
 /**
@@ -226,7 +228,7 @@ function applyItem(
   const input = ruled?.body ?? item
   const applied = ruling.rules ? ruled?.applied : undefined
   if (!existing) {
-    const adopted = adopt(tenant, country, item, batch)
+    const adopted = ruling.adoptable ? adopt(tenant, country, item, batch) : undefined
     if (adopted) {
       onAdopt?.(index, adopted.before)
       return { operation: 'matched', written: adopted.written, rulesApplied: ruling.rules ? [] : undefined }
@@ -262,7 +264,7 @@ export function importTransactions(tenant: Tenant, country: string | null, batch
   if (batch.dryRun) assertDistinctExternalIds(batch.items)
   tenant.widenCacheForImport()
   const skipDeleted = batch.ifDeleted === 'skip'
-  const ruling: Ruling = { rules: batch.applyRules ? loadRules(tenant) : null, fallbacks: options.fallbacks ?? [] }
+  const ruling: Ruling = { rules: batch.applyRules ? loadRules(tenant) : null, fallbacks: options.fallbacks ?? [], adoptable: hasAdoptable(tenant) }
   const { onAdopt } = options
   const results = batch.dryRun
     ? dryRun(tenant, country, batch.items, skipDeleted, ruling, onAdopt)
