@@ -19,6 +19,9 @@ import { changedOwners } from './service.ts'
  *   crash in the second after a schedule write, a restore) is caught up by its next request.
  * Posting itself is exactly-once by the owner's file (posting.ts), whatever the hint says.
  */
+/** How long after an owner's file opens its catch-up runs. */
+const OPEN_DELAY_MS = 50
+
 export class AutoPoster {
   constructor(
     private readonly control: Database,
@@ -79,9 +82,20 @@ export class AutoPoster {
     return due.length
   }
 
-  /** An owner's file was opened: post what is due there (one indexed read when nothing is). */
+  /**
+   * An owner's file was opened: post what is due there (one indexed read when nothing is). On a
+   * timer of its own, behind the turn's answers and their copies to control.db: a first request's
+   * bookkeeping must not wait for it.
+   */
   opened(tenant: Tenant): void {
-    const next = ownerNextDue(tenant)
-    if (next !== null && next <= today()) this.catchUp(tenant)
+    setTimeout(() => {
+      if (tenant.closed) return
+      try {
+        const next = ownerNextDue(tenant)
+        if (next !== null && next <= today()) this.catchUp(tenant)
+      } catch (error) {
+        this.log(`auto-posting for owner ${tenant.ownerId} failed: ${String(error)}`)
+      }
+    }, OPEN_DELAY_MS)
   }
 }
