@@ -47,9 +47,13 @@ function countryOf(tenant: Tenant): string | null {
   return tenant.sqlite.query<{ country: string | null }, []>('SELECT country FROM profile LIMIT 1').get()?.country ?? null
 }
 
-/** One occurrence's transaction; false when it could not be recorded (it stays unposted: expected, then missed). */
+/**
+ * One occurrence's transaction; true when one was recorded. Nothing is recorded for a date already
+ * skipped or posted, nor when the transaction cannot be recorded (it stays unposted: expected,
+ * then missed; the log says why).
+ */
 function postOne(tenant: Tenant, refs: References, row: ScheduleRow, date: string, log: (message: string) => void): boolean {
-  if (occurrenceRow(tenant, row.id, date)) return true
+  if (occurrenceRow(tenant, row.id, date)) return false
   const externalId = postingExternalId(row.id, date)
   const existing = findTransactionByExternalId(tenant, externalId)
   let transactionId = existing?.id
@@ -77,7 +81,7 @@ function postOne(tenant: Tenant, refs: References, row: ScheduleRow, date: strin
     }
   }
   tenant.db.insert(scheduleOccurrences).values({ scheduleId: row.id, date, state: 'posted', transactionId }).run()
-  return true
+  return existing === undefined
 }
 
 /**

@@ -23,7 +23,7 @@ import {
 import { postDue, refreshNextPost } from './posting.ts'
 import { countSchedules, findSchedule, findScheduleByExternalId, listScheduleRows, occurrenceRow, type ScheduleRow, toSchedule } from './queries.ts'
 import { occurrenceStatuses } from './matching.ts'
-import { WEEKDAY_PATTERN, dateOf, dayOf, occurrenceDays } from './recurrence.ts'
+import { dateOf, dayOf, occurrenceDays } from './recurrence.ts'
 
 /**
  * Schedules (CONTRACT §29): what a schedule may say is checked when it is saved, so that posting
@@ -55,14 +55,6 @@ function storedRecurrence(input: RecurrenceIn): StoredRecurrence {
     const ordinal = rule.byWeekday.findIndex((day) => !/^(MO|TU|WE|TH|FR|SA|SU)$/.test(day))
     if (ordinal >= 0)
       throw shape(`recurrence.byWeekday[${ordinal}]: an ordinal (${rule.byWeekday[ordinal]}) needs a monthly rule; a ${rule.freq} rule takes MO…SU`)
-  }
-  if (rule.byWeekday) {
-    const seen = new Set<string>()
-    for (const [index, day] of rule.byWeekday.entries()) {
-      if (!new RegExp(WEEKDAY_PATTERN).test(day)) throw shape(`recurrence.byWeekday[${index}]: must be MO…SU, optionally after an ordinal 1–5 or -1–-5`)
-      if (seen.has(day)) throw shape(`recurrence.byWeekday[${index}]: ${day} is named twice`)
-      seen.add(day)
-    }
   }
   if (rule.until !== null && rule.count !== null) throw shape('recurrence.count: send count or until, not both')
   if (rule.until !== null && rule.until < rule.start) throw shape(`recurrence.until: ${rule.until} is before start ${rule.start}`)
