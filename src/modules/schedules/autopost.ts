@@ -64,11 +64,13 @@ export class AutoPoster {
   /** Every owner with something due by today: opened, posted, its next date recorded. */
   sweep(): number {
     this.syncChanged()
-    const due = this.control
-      .query<{ owner_id: string }, [string]>(
-        'SELECT d.owner_id FROM schedule_due d JOIN owners o ON o.id = d.owner_id WHERE d.next_due <= ? ORDER BY d.next_due',
-      )
-      .all(today())
+    // Prepared and finalized per sweep (once a minute): nothing of it stays open on the control
+    // connection, which the write-behind of answers and counters shares.
+    const statement = this.control.prepare<{ owner_id: string }, [string]>(
+      'SELECT d.owner_id FROM schedule_due d JOIN owners o ON o.id = d.owner_id WHERE d.next_due <= ? ORDER BY d.next_due',
+    )
+    const due = statement.all(today())
+    statement.finalize()
     for (const { owner_id: ownerId } of due) {
       let tenant: Tenant
       try {
