@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { DEFAULT_OWNER_LIMITS, type OwnerLimits } from './db/tenant/tenant.ts'
+import { isCalendarDate } from './platform/validation.ts'
 import { type ForwardedHeader, ProxyListError, TrustedProxies } from './platform/client-address.ts'
 
 /** Runtime settings, read once from the environment (CONTRACT §1). */
@@ -42,6 +43,8 @@ export interface Config {
   cluster: { node: string; directory: string; replica: string | null } | null
   /** Access log lines on stdout: json, pretty, or off (default: json unless stdout is a terminal). */
   logFormat: 'json' | 'pretty' | 'off'
+  /** A fixed "today" for schedules (`PFIN_TODAY`, a test setting, CONTRACT §29); null: the UTC date. */
+  today: string | null
 }
 
 export class ConfigError extends Error {}
@@ -99,6 +102,13 @@ function corsOriginsFrom(raw: string | undefined): string[] {
     }
     return url.origin
   })
+}
+
+function todayFrom(raw: string | undefined): string | null {
+  const value = raw?.trim()
+  if (!value) return null
+  if (!isCalendarDate(value)) throw new ConfigError(`PFIN_TODAY must be a calendar date YYYY-MM-DD, got "${raw}"`)
+  return value
 }
 
 function intFrom(env: Record<string, string | undefined>, name: string, fallback: number, min: number): number {
@@ -175,6 +185,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logFormat: logFormatFrom(env.LOG_FORMAT),
     cluster: clusterFrom(env),
     publicUrl: publicUrlFrom(env.PUBLIC_URL),
+    today: todayFrom(env.PFIN_TODAY),
     ownerLimits: {
       quotaBytes: intFrom(env, 'OWNER_QUOTA_MB', DEFAULT_OWNER_LIMITS.quotaBytes / 1_048_576, 1) * 1_048_576,
       accounts: intFrom(env, 'OWNER_MAX_ACCOUNTS', DEFAULT_OWNER_LIMITS.accounts, 1),

@@ -2,6 +2,8 @@ import { ClusterNode } from './platform/cluster.ts'
 import { swagger } from '@elysiajs/swagger'
 import { Elysia } from 'elysia'
 import type { Config } from './config.ts'
+import { AutoPoster } from './modules/schedules/autopost.ts'
+import { fixToday } from './platform/clock.ts'
 import { ControlStore } from './db/control/store.ts'
 import { giveBackFreePages } from './db/sqlite.ts'
 import { AccessLog } from './platform/access-log.ts'
@@ -53,6 +55,7 @@ export function createPlatform(config: Config, log: (message: string) => void = 
         } catch (error) {
           platform.log(`idempotency purge of owner ${tenant.ownerId} failed: ${String(error)}`)
         }
+        for (const hook of platform.openHooks) hook(tenant)
       }),
     config.tombstoneRetentionDays * 86_400_000,
     config.ownerLimits,
@@ -64,7 +67,9 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     key: new Limits(config.rateLimitPerMinute, config.rateLimitPerDay),
     anonymous: new Limits(config.anonRateLimitPerMinute, config.anonRateLimitPerDay),
   }
+  fixToday(config.today)
   const platform: Platform = {
+    openHooks: [],
     lock,
     access: config.logFormat === 'off' ? null : new AccessLog(config.logFormat),
     config,
@@ -345,6 +350,19 @@ export function startMaintenance(platform: Platform): () => void {
     }
   }
   purge()
+  // Auto-posting (CONTRACT §29): a sweep of the owners due at start (catching up after downtime) and every minute.
+  const poster = new AutoPoster(platform.control.sqlite, platform.tenants, platform.log)
+  platform.openHooks.push((tenant) => poster.opened(tenant))
+  const post = () => {
+    try {
+      poster.sweep()
+    } catch (error) {
+      platform.log(`auto-posting sweep failed: ${String(error)}`)
+    }
+  }
+  const startSweep = setTimeout(post, 0)
+  const postTimer = setInterval(post, 60_000)
+  const syncTimer = setInterval(() => poster.syncChanged(), 1000)
   const flushTimer = setInterval(flush, 1000)
   const purgeTimer = setInterval(purge, 10 * 60_000)
   const restTimer = setInterval(rest, IDLE_OWNER_MS / 2)
@@ -352,6 +370,10 @@ export function startMaintenance(platform: Platform): () => void {
     clearInterval(flushTimer)
     clearInterval(purgeTimer)
     clearInterval(restTimer)
+    clearTimeout(startSweep)
+    clearInterval(postTimer)
+    clearInterval(syncTimer)
+    poster.syncChanged()
     flush()
   }
 }

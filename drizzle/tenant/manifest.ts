@@ -18,6 +18,8 @@ import m15 from './0015_transaction_search_fts.sql' with { type: 'text' }
 import m16 from './0016_updated_at_when_moved.sql' with { type: 'text' }
 import m17 from './0017_import_presets_updated_at.sql' with { type: 'text' }
 import m18 from './0018_transaction_authors.sql' with { type: 'text' }
+import m19 from './0019_schedules.sql' with { type: 'text' }
+import m20 from './0020_schedules_triggers.sql' with { type: 'text' }
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0000_init', when: 1795242104328, sql: m0 },
@@ -39,4 +41,6 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0016_updated_at_when_moved', when: 1795705167566, sql: m16 },
   { tag: '0017_import_presets_updated_at', when: 1795705733122, sql: m17 },
   { tag: '0018_transaction_authors', when: 1795708020016, sql: m18 },
+  { tag: '0019_schedules', when: 1795710056226, sql: m19 },
+  { tag: '0020_schedules_triggers', when: 1795710056227, sql: m20 },
 ]

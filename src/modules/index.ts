@@ -13,6 +13,7 @@ import { payeeRoutes } from './payees/routes.ts'
 import { reportRoutes } from './reports/routes.ts'
 import { ruleRunRoutes } from './rule-runs/routes.ts'
 import { ruleRoutes } from './rules/routes.ts'
+import { scheduleRoutes } from './schedules/routes.ts'
 import { tagRoutes } from './tags/routes.ts'
 import { transactionRoutes } from './transactions/routes.ts'
 
@@ -29,6 +30,7 @@ export const routes: AnyRoute[] = [
   ...ruleRoutes,
   ...ruleRunRoutes,
   ...budgetRoutes,
+  ...scheduleRoutes,
   ...presetRoutes,
   ...changeRoutes,
   ...reportRoutes,

@@ -3,6 +3,7 @@ import type { Config } from '../config.ts'
 import type { ControlStore } from '../db/control/store.ts'
 import type { DataDirLock } from '../db/data-dir.ts'
 import type { TenantRegistry } from '../db/tenant/registry.ts'
+import type { Tenant } from '../db/tenant/tenant.ts'
 import type { AccessLog } from './access-log.ts'
 import type { AuthContext, Authenticator } from './auth.ts'
 import type { TrustedProxies } from './client-address.ts'
@@ -37,6 +38,8 @@ export interface Platform {
   cors: Cors | null
   /** This node's place in a cluster (CONTRACT §31); null on a single server. */
   cluster: ClusterNode | null
+  /** Called on the turn after an owner's file is opened (the auto-posting catch-up, CONTRACT §29). */
+  openHooks: ((tenant: Tenant) => void)[]
 }
 
 /** Finds the listening server (for client addresses); null when there is none, as under `app.handle`. */

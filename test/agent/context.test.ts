@@ -61,7 +61,7 @@ const context = async (query = '', key = owner.key) => {
 }
 
 describe('shape and contents', () => {
-  test('{data: {me, accounts, categories, systemCategorySummary, payees, tags, rules, importPresets, recentTransactions, budget, serverTime}}, each as the other routes return it', async () => {
+  test('{data: {me, accounts, categories, systemCategorySummary, payees, tags, rules, importPresets, recentTransactions, budget, upcoming, serverTime}}, each as the other routes return it', async () => {
     const before = Date.now()
     const res = await context()
     const after = Date.now()
@@ -79,6 +79,7 @@ describe('shape and contents', () => {
       'serverTime',
       'systemCategorySummary',
       'tags',
+      'upcoming',
     ])
     // By default every category is whole in `categories` (CONTRACT §26: systemCategories=full).
     expect(data.systemCategorySummary).toBeNull()

@@ -260,6 +260,13 @@ describe('what the generated client relies on in the document', () => {
     '/v1/me/subjects': ['GET'],
     '/v1/grants': ['GET', 'POST'],
     '/v1/grants/{grantId}': ['DELETE'],
+    // CONTRACT §29.
+    '/v1/schedules': ['GET', 'POST'],
+    '/v1/schedules/{scheduleId}': ['GET', 'PATCH', 'DELETE'],
+    '/v1/schedules/upsert': ['POST'],
+    '/v1/schedules/upcoming': ['GET'],
+    '/v1/schedules/{scheduleId}/occurrences': ['GET'],
+    '/v1/schedules/{scheduleId}/skip': ['POST'],
     '/openapi.json': ['GET'],
   }
 
@@ -268,7 +275,7 @@ describe('what the generated client relies on in the document', () => {
     expect(raw.info.version).toBe('1.0.0-alpha')
   })
 
-  test('every path of SPEC §4 (and of CONTRACT §15, §16, §22, §23, §24, §26, §27, §28, §30) is present with exactly its methods', () => {
+  test('every path of SPEC §4 (and of CONTRACT §15, §16, §22, §23, §24, §26, §27, §28, §29, §30) is present with exactly its methods', () => {
     const problems: string[] = []
     for (const [path, methods] of Object.entries(SPEC_PATHS)) {
       const item = doc.paths[path]
@@ -355,7 +362,9 @@ describe('what the generated client relies on in the document', () => {
         .filter((s) => s.startsWith('2'))
         .sort()
       // The batch import, the bulk update, the rule runs and a statement import answer 200 with a report (CONTRACT §16, §26, §23, §24): they create nothing of their own.
+      // A skip marks one occurrence of a schedule (CONTRACT §29): it creates nothing either.
       const reports = [
+        '/v1/schedules/{scheduleId}/skip',
         '/v1/transactions/batch',
         '/v1/transactions/bulk-update',
         '/v1/rules/test',

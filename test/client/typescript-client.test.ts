@@ -175,7 +175,7 @@ describe('against a real server', () => {
       date: `2026-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')}`,
     }))
     const dry = await client.transactions.batch(items, { dryRun: true })
-    expect(dry.summary).toEqual({ created: 300, updated: 0, unchanged: 0, skippedDeleted: 0, failed: 0 })
+    expect(dry.summary).toEqual({ created: 300, updated: 0, unchanged: 0, matched: 0, skippedDeleted: 0, failed: 0 })
     const real = await client.transactions.batch(items)
     expect(real.summary.created).toBe(300)
     const again = await client.transactions.batch(items)

@@ -418,7 +418,7 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
 
   test('batch import: the dry run, the import, and the same export again', () => {
     const report = JSON.parse(outOf(api, '"dryRun":true'))
-    expect(report.summary).toEqual({ created: 1, updated: 0, unchanged: 0, skippedDeleted: 0, failed: 1 })
+    expect(report.summary).toEqual({ created: 1, updated: 0, unchanged: 0, matched: 0, skippedDeleted: 0, failed: 1 })
     expect(report.data[0]).toMatchObject({ index: 0, externalId: 'bank-20261120-001', operation: 'created', errors: [] })
     expect(report.data[1]).toMatchObject({
       index: 1,
@@ -431,8 +431,8 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
       .split('\n')
       .map((line) => JSON.parse(line))
     expect(nights).toEqual([
-      { created: 2, updated: 0, unchanged: 0, skippedDeleted: 0, failed: 0 },
-      { created: 0, updated: 0, unchanged: 2, skippedDeleted: 0, failed: 0 },
+      { created: 2, updated: 0, unchanged: 0, matched: 0, skippedDeleted: 0, failed: 0 },
+      { created: 0, updated: 0, unchanged: 2, matched: 0, skippedDeleted: 0, failed: 0 },
     ])
   })
 
@@ -471,8 +471,8 @@ describe.skipIf(missing.length > 0)('docs/api.md', () => {
       .split('\n')
       .map((line) => JSON.parse(line))
     expect(runs).toEqual([
-      { created: 3, updated: 0, unchanged: 0, skippedDeleted: 0, duplicateInFile: 0, failed: 0 },
-      { created: 0, updated: 0, unchanged: 3, skippedDeleted: 0, duplicateInFile: 0, failed: 0 },
+      { created: 3, updated: 0, unchanged: 0, matched: 0, skippedDeleted: 0, duplicateInFile: 0, failed: 0 },
+      { created: 0, updated: 0, unchanged: 3, matched: 0, skippedDeleted: 0, duplicateInFile: 0, failed: 0 },
     ])
   })
 

@@ -93,7 +93,14 @@ beforeAll(async () => {
   const rule = await post(ana.key, '/v1/rules', routes.find((r) => r.path === '/v1/rules' && r.method === 'POST')?.requestExample)
   const preset = await post(ana.key, '/v1/import-presets', routes.find((r) => r.path === '/v1/import-presets' && r.method === 'POST')?.requestExample)
   const txn = await post(ana.key, '/v1/transactions', { accountId: account.id, amount: -12.5, date: '2026-02-03', payeeName: 'Grocer' })
+  const schedule = await post(ana.key, '/v1/schedules', {
+    name: 'Rent',
+    accountId: account.id,
+    amount: 800,
+    recurrence: { freq: 'monthly', interval: 1, byMonthDay: [1], start: '2026-01-01' },
+  })
   Object.assign(ids, {
+    scheduleId: schedule.id,
     accountId: account.id,
     categoryId: category.id,
     payeeId: payee.id,

@@ -32,6 +32,7 @@ const READ_TOOLS = [
 const ALL_TOOLS = [
   ...READ_TOOLS,
   'get_budget',
+  'list_upcoming',
   'upsert_account',
   'update_account',
   'upsert_category',
@@ -45,6 +46,7 @@ const ALL_TOOLS = [
   'bulk_update_transactions',
   'import_transactions',
   'set_budget',
+  'upsert_schedule',
   'import_file',
   'delete_transaction',
   'archive_account',
@@ -159,7 +161,7 @@ describe('tools/list', () => {
     const { tools } = await full.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(ALL_TOOLS)
     for (const tool of tools) {
-      expect(tool.annotations?.readOnlyHint).toBe(READ_TOOLS.includes(tool.name) || tool.name === 'get_budget')
+      expect(tool.annotations?.readOnlyHint).toBe(READ_TOOLS.includes(tool.name) || tool.name === 'get_budget' || tool.name === 'list_upcoming')
       expect(tool.annotations?.destructiveHint).toBe(tool.name === 'delete_transaction' || tool.name === 'archive_account')
       expect(tool.description?.length).toBeGreaterThan(20)
     }
@@ -527,7 +529,7 @@ describe('two-step tools', () => {
     const dry = await call(client, 'import_transactions', { items })
     expect(dry.isError).toBe(false)
     expect(dry.text.split('\n')[0]).toStartWith('Dry run only, nothing written.')
-    expect(dry.structured.summary).toEqual({ created: 2, updated: 0, unchanged: 0, skippedDeleted: 0, failed: 0 })
+    expect(dry.structured.summary).toEqual({ created: 2, updated: 0, unchanged: 0, matched: 0, skippedDeleted: 0, failed: 0 })
     expect(dry.structured.data.map((item: Json) => item.operation)).toEqual(['created', 'created'])
     expect(dry.structured.confirmToken).toMatch(/^cfm_/)
     for (const item of items) expect((await rest(server, owner.key, 'GET', `/v1/transactions?externalId=${item.externalId}`)).data).toEqual([])
@@ -540,7 +542,7 @@ describe('two-step tools', () => {
     for (const item of items) expect((await rest(server, owner.key, 'GET', `/v1/transactions?externalId=${item.externalId}`)).data).toEqual([])
 
     const done = await ok(client, 'import_transactions', { items, confirmToken: dry.structured.confirmToken })
-    expect(done.summary).toEqual({ created: 2, updated: 0, unchanged: 0, skippedDeleted: 0, failed: 0 })
+    expect(done.summary).toEqual({ created: 2, updated: 0, unchanged: 0, matched: 0, skippedDeleted: 0, failed: 0 })
     for (const [index, item] of items.entries()) {
       const rows = (await rest(server, owner.key, 'GET', `/v1/transactions?externalId=${item.externalId}`)).data
       expect(rows).toHaveLength(1)

@@ -172,7 +172,7 @@ test(
         expect(`${batch.label} replayed ${retry.headers.get('idempotent-replayed')}`).toBe(`${batch.label} replayed ${rows === ITEMS ? 'true' : null}`)
         if (batch.answeredBeforeKill) expect(retry.text).toBe(batch.answeredBeforeKill.text)
         const summary = JSON.parse(retry.text).summary
-        expect(summary).toEqual({ created: ITEMS, updated: 0, unchanged: 0, skippedDeleted: 0, failed: 0 })
+        expect(summary).toEqual({ created: ITEMS, updated: 0, unchanged: 0, matched: 0, skippedDeleted: 0, failed: 0 })
         batch.answer = retry
       }
     }

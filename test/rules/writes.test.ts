@@ -337,6 +337,6 @@ describe('upsert and batch', () => {
     expect(result.data[1]?.data?.note).toBe('from the bank')
     // The same rows again: the stored transactions keep what they hold, and nothing changes.
     const again = importTransactions(tenant, null, { items, applyRules: true }, { fallbacks })
-    expect(again.summary).toEqual({ created: 0, updated: 0, unchanged: 2, skippedDeleted: 0, failed: 0 })
+    expect(again.summary).toEqual({ created: 0, updated: 0, unchanged: 2, matched: 0, skippedDeleted: 0, failed: 0 })
   })
 })

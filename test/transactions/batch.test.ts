@@ -184,16 +184,16 @@ describe('idempotency', () => {
     const before = await observe(key)
     const res = await post(key, '/v1/transactions/batch', { items })
     expect(res.status).toBe(200)
-    expect(res.json.summary).toEqual({ created: 0, updated: 0, unchanged: 120, skippedDeleted: 0, failed: 0 })
+    expect(res.json.summary).toEqual({ created: 0, updated: 0, unchanged: 120, matched: 0, skippedDeleted: 0, failed: 0 })
     expect(res.json.data.map((r: Json) => r.data)).toEqual(first.map((r: Json) => r.data))
     await expectNothingWritten(key, before)
     // A dry run of it says the same.
     const dry = await post(key, '/v1/transactions/batch', { items, dryRun: true })
-    expect(dry.json.summary).toEqual({ created: 0, updated: 0, unchanged: 120, skippedDeleted: 0, failed: 0 })
+    expect(dry.json.summary).toEqual({ created: 0, updated: 0, unchanged: 120, matched: 0, skippedDeleted: 0, failed: 0 })
     // One item changed: one updated, the rest unchanged, and only it (and its account) in the feed.
     const changed = items.map((it, n) => (n === 5 ? { ...it, note: 'edited' } : it))
     const third = await post(key, '/v1/transactions/batch', { items: changed })
-    expect(third.json.summary).toEqual({ created: 0, updated: 1, unchanged: 119, skippedDeleted: 0, failed: 0 })
+    expect(third.json.summary).toEqual({ created: 0, updated: 1, unchanged: 119, matched: 0, skippedDeleted: 0, failed: 0 })
     expect(third.json.data[5].operation).toBe('updated')
     const feed = await server.request('GET', `/v1/changes?cursor=${before.cursor}`, { key })
     expect(feed.json.data.map((c: Json) => c.id)).toEqual([first[5].data.id])
@@ -216,7 +216,7 @@ describe('ifDeleted', () => {
       ['updated', 'imp-2', false],
       ['created', 'imp-3', false],
     ])
-    expect(skip.json.summary).toEqual({ created: 1, updated: 1, unchanged: 0, skippedDeleted: 1, failed: 0 })
+    expect(skip.json.summary).toEqual({ created: 1, updated: 1, unchanged: 0, matched: 0, skippedDeleted: 1, failed: 0 })
     expect((await ok(key, 'GET', '/v1/transactions?externalId=imp-1')).length).toBe(0)
 
     const recreate = await post(key, '/v1/transactions/batch', { items })
@@ -254,7 +254,7 @@ describe('dry run', () => {
     expect(data.map((r: Json) => r.operation)).toEqual(['created', null, 'unchanged', 'updated', null, null, null, 'created', 'created', null])
     expect(data.every((r: Json) => r.data === null)).toBe(true)
     expect(data.map((r: Json) => r.externalId)).toEqual(['imp-10', 'bad-schema', 'imp-1', 'imp-2', 'imp-11', 'imp-12', null, 'imp-13', 'imp-14', null])
-    expect(res.json.summary).toEqual({ created: 3, updated: 1, unchanged: 1, skippedDeleted: 0, failed: 5 })
+    expect(res.json.summary).toEqual({ created: 3, updated: 1, unchanged: 1, matched: 0, skippedDeleted: 0, failed: 5 })
 
     const fieldsOf = (i: number) => data[i].errors.map((e: Json) => e.field).sort()
     expect(fieldsOf(1)).toEqual(['amount', 'colour', 'date'])
@@ -359,8 +359,8 @@ describe('money and the feed', () => {
       if (res.status !== 200) throw new Error(`round ${round}: ${res.status} ${res.text}`)
       expect(res.json.summary).toEqual(
         round === 1
-          ? { created: 500, updated: 0, unchanged: 0, skippedDeleted: 0, failed: 0 }
-          : { created: 0, updated: 500, unchanged: 0, skippedDeleted: 0, failed: 0 },
+          ? { created: 500, updated: 0, unchanged: 0, matched: 0, skippedDeleted: 0, failed: 0 }
+          : { created: 0, updated: 500, unchanged: 0, matched: 0, skippedDeleted: 0, failed: 0 },
       )
       for (const { body, effect } of batch) {
         const previous = stored.get(body.externalId as string)

@@ -65,6 +65,7 @@ describe('transaction fields', () => {
       updatedBy: owner.id,
       splits: [],
       tagIds: [],
+      scheduleId: null,
     })
     expect(await getTxn(server, owner.key, txn.id)).toEqual(txn)
     expect(await listAll(server, owner.key)).toEqual([txn])
@@ -114,6 +115,7 @@ describe('transaction fields', () => {
       updatedBy: owner.id,
       splits: [],
       tagIds: [],
+      scheduleId: null,
     })
   })
 

@@ -30,6 +30,7 @@ export const TXN_FIELDS = [
   'updatedBy',
   'splits',
   'tagIds',
+  'scheduleId',
 ]
 
 const SCALE = 8n

@@ -178,3 +178,17 @@ export const ledgerGrants = sqliteTable(
     index('ledger_grants_grantee_idx').on(table.granteeOwnerId, table.subjectOwnerId),
   ],
 )
+
+/**
+ * The next date each owner has a schedule to auto-post (CONTRACT §29), so the timer opens only
+ * the owners with work due instead of every owner file. A date earlier than the truth costs one
+ * needless open (which corrects it); the owner's file is the truth.
+ */
+export const scheduleDue = sqliteTable(
+  'schedule_due',
+  {
+    ownerId: text('owner_id').primaryKey(),
+    nextDue: text('next_due').notNull(),
+  },
+  (table) => [index('schedule_due_next_idx').on(table.nextDue)],
+)

@@ -96,7 +96,7 @@ export function recordCategoryChanges(tenant: Tenant, ids: readonly string[]): v
 }
 
 /** The tables whose rows carry `updatedAt` (CONTRACT §25). */
-export type UpdatedTable = 'accounts' | 'categories' | 'payees' | 'tags' | 'rules' | 'transactions' | 'import_presets'
+export type UpdatedTable = 'accounts' | 'categories' | 'payees' | 'tags' | 'rules' | 'transactions' | 'import_presets' | 'schedules'
 
 /**
  * Ends the write that created `id`: everything that write did to it (its legs, its tags) is its
@@ -144,4 +144,13 @@ export function purgeTombstones(tenant: Tenant, cutoff: number): void {
 /** Starts a new epoch (after a restore): every cursor handed out before it expires. */
 export function renewEpoch(tenant: Tenant): void {
   tenant.sqlite.query('UPDATE feed_state SET epoch = lower(hex(randomblob(8))) WHERE id = 1').run()
+}
+
+/** Records a change of a schedule whose own row did not change: one of its occurrences was skipped (CONTRACT §29). */
+export function recordScheduleChange(tenant: Tenant, id: string): void {
+  tenant.sqlite
+    .query<unknown, [string]>(
+      "INSERT OR REPLACE INTO change_log (resource, entity_id, op, changed_at, external_id) SELECT 'schedule', id, 'upsert', CAST(unixepoch('subsec') * 1000 AS INTEGER), external_id FROM schedules WHERE id = ?",
+    )
+    .run(id)
 }

@@ -146,6 +146,8 @@ export const transactions = sqliteTable(
     createdBy: text('created_by'),
     /** Who last changed it (moves only with a change, as `updatedAt` does); null on rows older than households. */
     updatedBy: text('updated_by'),
+    /** The schedule that posted it (CONTRACT §29); kept when the schedule is deleted, so no foreign key. */
+    scheduleId: text('schedule_id'),
   },
   (t) => [
     uniqueIndex('transactions_external_id_idx').on(t.externalId),
@@ -155,6 +157,9 @@ export const transactions = sqliteTable(
     index('transactions_category_idx').on(t.categoryId, t.date, t.createdAt, t.id),
     index('transactions_payee_idx').on(t.payeeId, t.date, t.createdAt, t.id),
     // `categoryId=none` (CONTRACT §9): exactly the unsplit, non-transfer transactions without a category, in list order.
+    // Auto-posted transactions a bank's row may adopt (CONTRACT §29), found by account and date.
+    // Only those still holding their posting externalId: once a bank row adopted one it leaves the index.
+    index('transactions_schedule_idx').on(t.accountId, t.date).where(sql`schedule_id IS NOT NULL AND external_id LIKE 'sched:%'`),
     index('transactions_uncategorized_idx').on(t.date, t.createdAt, t.id).where(sql`category_id IS NULL AND has_splits = 0 AND is_transfer = 0`),
     // transactions_budget_idx, on the month (substr(date, 1, 7)) and what a budget sums by, is
     // written by hand in migration 0012_budgets: drizzle-kit cannot write an index on an expression.
@@ -312,6 +317,73 @@ export const budgetLines = sqliteTable(
 )
 
 /**
+ * A recurring transaction (CONTRACT §29): the transaction it expects and when. `recurrence` is
+ * the rule as the API shows it (JSON); money as 10⁻⁸ units. `postedThrough`: every occurrence
+ * on or before this date has been handled by auto-posting (null while `autoPost` is off);
+ * `nextPost` the next date auto-posting has work, indexed so the owner's next due date is one seek.
+ */
+export type StoredRecurrence = {
+  freq: 'daily' | 'weekly' | 'monthly' | 'yearly'
+  interval: number
+  byMonthDay: number[] | null
+  byWeekday: string[] | null
+  start: string
+  until: string | null
+  count: number | null
+  weekendAdjust: 'none' | 'before' | 'after'
+}
+
+export const schedules = sqliteTable(
+  'schedules',
+  {
+    id: text('id').primaryKey(),
+    externalId: text('external_id'),
+    name: text('name').notNull(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    amount: money('amount').notNull(),
+    amountTolerance: money('amount_tolerance').notNull(),
+    payeeId: text('payee_id').references(() => payees.id),
+    categoryId: text('category_id').references(() => categories.id),
+    tagIds: json<string[]>('tag_ids').notNull(),
+    note: text('note'),
+    isTransfer: flag('is_transfer').notNull(),
+    transferToAccountId: text('transfer_to_account_id').references(() => accounts.id),
+    destinationAmount: money('destination_amount'),
+    recurrence: json<StoredRecurrence>('recurrence').notNull(),
+    autoPost: flag('auto_post').notNull(),
+    matchWindowDays: int('match_window_days').notNull(),
+    isActive: flag('is_active').notNull(),
+    postedThrough: text('posted_through'),
+    nextPost: text('next_post'),
+    createdAt: int('created_at').notNull(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('schedules_external_id_idx').on(t.externalId),
+    index('schedules_created_idx').on(t.createdAt, t.id),
+    index('schedules_next_post_idx').on(t.nextPost).where(sql`next_post IS NOT NULL`),
+  ],
+)
+
+/**
+ * What happened to one occurrence beyond the rule: `skipped` by the owner, or `posted` by
+ * auto-posting (with the transaction it made, which keeps the link when a bank's row adopts it).
+ * At most one row per schedule and date: a date is never posted twice.
+ */
+export const scheduleOccurrences = sqliteTable(
+  'schedule_occurrences',
+  {
+    scheduleId: text('schedule_id').notNull(),
+    date: text('date').notNull(),
+    state: text('state', { enum: ['skipped', 'posted'] }).notNull(),
+    transactionId: text('transaction_id'),
+  },
+  (t) => [primaryKey({ columns: [t.scheduleId, t.date] }), index('schedule_occurrences_transaction_idx').on(t.transactionId)],
+)
+
+/**
  * How to read a bank's CSV export (CONTRACT §24): the columns and conventions of one layout,
  * saved once and named by `presetId` on each import. Nulls mean "detect it from the file".
  */
@@ -358,7 +430,7 @@ export const changeLog = sqliteTable(
   'change_log',
   {
     seq: integer('seq').primaryKey({ autoIncrement: true }),
-    resource: text('resource', { enum: ['account', 'category', 'payee', 'transaction', 'tag', 'rule', 'budget', 'import_preset'] }).notNull(),
+    resource: text('resource', { enum: ['account', 'category', 'payee', 'transaction', 'tag', 'rule', 'budget', 'import_preset', 'schedule'] }).notNull(),
     entityId: text('entity_id').notNull(),
     op: text('op', { enum: ['upsert', 'delete'] }).notNull(),
     changedAt: int('changed_at').notNull(),

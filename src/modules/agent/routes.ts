@@ -17,6 +17,8 @@ import { Payee } from '../payees/model.ts'
 import { Rule } from '../rules/model.ts'
 import { allRules } from '../rules/service.ts'
 import { mostUsedPayees, toPayee } from '../payees/queries.ts'
+import { UpcomingOccurrence } from '../schedules/model.ts'
+import { upcomingIn } from '../schedules/service.ts'
 import { Tag } from '../tags/model.ts'
 import { allTags } from '../tags/service.ts'
 import { newestTransactions } from '../transactions/list.ts'
@@ -53,6 +55,10 @@ const AgentContext = t.Object(
       description:
         'the current month’s budget (UTC), as GET /v1/budgets/{month} gives it; null when the key lacks budgets:read or the owner has no defaultCurrency',
     }),
+    upcoming: t.Union([t.Array(UpcomingOccurrence), t.Null()], {
+      description:
+        'every active schedule’s occurrences from today (UTC) for 30 days, by date, as GET /v1/schedules/upcoming gives them; null when the key lacks schedules:read',
+    }),
     serverTime: EpochMs,
   },
   { title: 'AgentContext', additionalProperties: false },
@@ -83,7 +89,7 @@ export const agentRoutes = [
     operationId: 'getAgentContext',
     summary: 'Everything an automated agent should read before it changes anything',
     description:
-      'Profile, accounts and categories (in list order), the most-used payees, the tags, the rules, the import presets, the newest transactions (with their legs and tags), the current month’s budget (with `budgets:read`) and the server time, read from one consistent snapshot. ' +
+      'Profile, accounts and categories (in list order), the most-used payees, the tags, the rules, the import presets, the newest transactions (with their legs and tags), the current month’s budget (with `budgets:read`), the next 30 days of scheduled transactions (with `schedules:read`) and the server time, read from one consistent snapshot. ' +
       '`systemCategories=summary` lists the system categories as id, fullName and type only, for a smaller answer.',
     tag: 'Profile',
     scopes: ['me:read', 'accounts:read', 'categories:read', 'payees:read', 'transactions:read'],
@@ -117,6 +123,8 @@ export const agentRoutes = [
             recentTransactions: newestTransactions(tenant, query.recentTransactionLimit ?? 50),
             // Only for a key that may read budgets: the context needs no scope beyond its five.
             budget: auth.principal.scopes.includes('budgets:read') ? budgetOrNull(tenant, auth.subject, currentMonth()) : null,
+            // Like the budget: only for a key that may read schedules.
+            upcoming: auth.principal.scopes.includes('schedules:read') ? upcomingIn(tenant, 30) : null,
             serverTime: Date.now(),
           },
           // The feed position of this very snapshot: GET /v1/changes from here misses nothing.

@@ -7,12 +7,13 @@ import { Category } from '../categories/model.ts'
 import { ImportPreset } from '../imports/preset-model.ts'
 import { Payee } from '../payees/model.ts'
 import { Rule } from '../rules/model.ts'
+import { Schedule } from '../schedules/model.ts'
 import { Tag } from '../tags/model.ts'
 import { Transaction } from '../transactions/model.ts'
 
 /** The change feed's shapes (CONTRACT §15). */
 
-export const FEED_RESOURCES = ['accounts', 'categories', 'payees', 'transactions', 'tags', 'rules', 'budgets', 'import_presets'] as const
+export const FEED_RESOURCES = ['accounts', 'categories', 'payees', 'transactions', 'tags', 'rules', 'budgets', 'import_presets', 'schedules'] as const
 export type FeedResource = (typeof FEED_RESOURCES)[number]
 /** A resource's name in a Change (`resource` is singular, like the objects it carries). */
 export const ENTITY_OF = {
@@ -24,6 +25,7 @@ export const ENTITY_OF = {
   rules: 'rule',
   budgets: 'budget',
   import_presets: 'import_preset',
+  schedules: 'schedule',
 } as const
 
 const RESOURCE_LIST = `(${FEED_RESOURCES.join('|')})`
@@ -40,12 +42,15 @@ export const Change = t.Object(
       t.Literal('rule'),
       t.Literal('budget'),
       t.Literal('import_preset'),
+      t.Literal('schedule'),
     ]),
     id: t.String({ description: 'the entity’s id; for a budget, its month (YYYY-MM)' }),
-    op: t.Union([t.Literal('upsert'), t.Literal('delete')], { description: '`delete` is the tombstone of a deleted transaction, rule or import preset' }),
+    op: t.Union([t.Literal('upsert'), t.Literal('delete')], {
+      description: '`delete` is the tombstone of a deleted transaction, rule, import preset or schedule',
+    }),
     changedAt: EpochMs,
     externalId: t.Union([t.String(), t.Null()]),
-    data: t.Union([Account, Category, Payee, Transaction, Tag, Rule, BudgetPlan, ImportPreset, t.Null()], {
+    data: t.Union([Account, Category, Payee, Transaction, Tag, Rule, BudgetPlan, ImportPreset, Schedule, t.Null()], {
       description: 'the object as it is now (`upsert`), or null (`delete`); a budget’s is its plan (BudgetPlan)',
     }),
   },

@@ -10,6 +10,7 @@ import { findPreset, toPreset } from '../imports/preset-queries.ts'
 import { categoryMapper } from '../categories/service.ts'
 import { findPayee, toPayee } from '../payees/queries.ts'
 import { findRule, toRule } from '../rules/queries.ts'
+import { findSchedule, toSchedule } from '../schedules/queries.ts'
 import { findTag, toTag } from '../tags/queries.ts'
 import { findTransactionView, toTransaction } from '../transactions/queries.ts'
 import { decodeFeedCursor, encodeFeedCursor } from './cursor.ts'
@@ -27,6 +28,7 @@ const READ_SCOPE: Record<FeedResource, Scope> = {
   budgets: 'budgets:read',
   // Import presets are how transactions are read from files: the transaction scopes (CONTRACT §24).
   import_presets: 'transactions:read',
+  schedules: 'schedules:read',
 }
 
 /** The kinds a request reads: those it names (each must be readable), or every readable one. */
@@ -69,6 +71,9 @@ function withData(tenant: Tenant, owner: BudgetOwner, rows: ChangeRow[]): Change
         data = found ? toRule(found) : null
       } else if (row.resource === 'budget') {
         data = getPlan(tenant, row.entityId, owner)
+      } else if (row.resource === 'schedule') {
+        const found = findSchedule(tenant, row.entityId)
+        data = found ? toSchedule(found) : null
       } else if (row.resource === 'import_preset') {
         const found = findPreset(tenant, row.entityId)
         data = found ? toPreset(found) : null
@@ -94,7 +99,7 @@ export const changeRoutes = [
       'A 410 `cursor_expired` means the feed can no longer say what changed since that cursor (tombstones purged, or a restore): resync by calling without a cursor. ' +
       'Only the kinds the key may read are returned.',
     tag: 'Sync',
-    scopes: ['accounts:read', 'categories:read', 'payees:read', 'transactions:read', 'budgets:read'],
+    scopes: ['accounts:read', 'categories:read', 'payees:read', 'transactions:read', 'budgets:read', 'schedules:read'],
     scopesNeeded: 'any',
     query: ChangesQuery,
     response: ChangesResponse,

@@ -53,7 +53,7 @@ export const ImportJsonBody = t.Object(
 
 export const ImportParams = t.Object({ accountId: t.String() })
 
-export const IMPORT_OPERATIONS = ['created', 'updated', 'unchanged', 'skipped_deleted', 'duplicate_in_file'] as const
+export const IMPORT_OPERATIONS = ['created', 'updated', 'unchanged', 'skipped_deleted', 'duplicate_in_file', 'matched'] as const
 export type ImportOperation = (typeof IMPORT_OPERATIONS)[number]
 
 const ImportedLeg = t.Object(
@@ -128,6 +128,7 @@ export const ImportSummary = t.Object(
     created: Type.Integer(),
     updated: Type.Integer(),
     unchanged: Type.Integer(),
+    matched: Type.Integer({ description: 'rows that adopted a transaction a schedule had posted (CONTRACT §29)' }),
     skippedDeleted: Type.Integer(),
     duplicateInFile: Type.Integer(),
     failed: Type.Integer(),

@@ -268,6 +268,8 @@ export function runImport(tenant: Tenant, country: string | null, accountId: str
 
 interface BatchResult {
   operation: ImportOperation | null
+  /** For a row that adopted an auto-posted transaction: that transaction's amount before. */
+  adoptedAmount?: bigint
   errors: ImportItemOut['errors']
   rulesApplied: string[]
 }
@@ -283,16 +285,22 @@ function runBatch(tenant: Tenant, country: string | null, sent: Planned[], optio
     applyRules: options.applyRules,
   } as TransactionBatchInput
   const fallbacks = sent.map((entry) => (entry.plan?.fallbackPayeeName ? { payeeName: entry.plan.fallbackPayeeName } : undefined))
+  const adopted = new Map<number, bigint>()
   let answer: ReturnType<typeof importTransactions>
   try {
-    answer = importTransactions(tenant, country, batch, { fallbacks })
+    answer = importTransactions(tenant, country, batch, { fallbacks, onAdopt: (index, before) => adopted.set(index, before) })
   } catch (error) {
     if (!(error instanceof ApiError)) throw error
     const detail = error.detail.replace(/items\[(\d+)\]\.?/g, (_, index: string) => `line ${sent[Number(index)]?.row.line ?? '?'}: `).replace(/: : /g, ': ')
     throw new ApiError(error.code, detail, error.headers)
   }
   for (const [index, result] of answer.data.entries()) {
-    out.set(sent[index] as Planned, { operation: result.operation, errors: result.errors, rulesApplied: result.rulesApplied ?? [] })
+    out.set(sent[index] as Planned, {
+      operation: result.operation,
+      adoptedAmount: adopted.get(index),
+      errors: result.errors,
+      rulesApplied: result.rulesApplied ?? [],
+    })
   }
   return out
 }
@@ -303,6 +311,7 @@ function summarize(items: ImportItemOut[]): ImportResultOut['summary'] {
     created: count('created'),
     updated: count('updated'),
     unchanged: count('unchanged'),
+    matched: count('matched'),
     skippedDeleted: count('skipped_deleted'),
     duplicateInFile: count('duplicate_in_file'),
     failed: items.filter((item) => item.errors.length > 0).length,
@@ -330,10 +339,11 @@ function statementCheck(
   if (dryRun) {
     after = account.balance
     for (const entry of planned) {
-      const operation = results.get(entry)?.operation
+      const result = results.get(entry)
       const units = entry.row.units ?? 0n
-      if (operation === 'created') after -= units
-      else if (operation === 'updated') after -= units - (entry.stored?.amount ?? 0n)
+      if (result?.operation === 'created') after -= units
+      else if (result?.operation === 'updated') after -= units - (entry.stored?.amount ?? 0n)
+      else if (result?.operation === 'matched') after -= units - (result.adoptedAmount ?? 0n)
     }
   } else {
     after = findAccount(tenant, account.id)?.balance ?? account.balance

@@ -64,6 +64,12 @@ const DESCRIPTIONS: Record<string, string> = {
   'rule.rule': 'a rule to try, as upsert_rule takes it (conditions, actions, match), without saving it; instead of ruleId',
   'rule.name': 'the rule’s name, 1–200 characters',
   'import.preset': 'a CSV layout given inline for this file (its columns, delimiter and formats), instead of a saved presetId',
+  // Schedules
+  'schedule.name': 'the schedule’s name, 1–200 characters (e.g. Rent)',
+  'schedule.amount': 'the expected amount, exact decimal: positive = expense (money out), negative = income',
+  'schedule.recurrence':
+    'when it falls: {freq: daily|weekly|monthly|yearly, interval?, byMonthDay?, byWeekday?, start: YYYY-MM-DD, until? or count?, weekendAdjust?: none|before|after}',
+  'schedule.tagIds': 'up to 20 tag ids, given to each transaction it posts; replaces the list',
   // Bulk
   patch: 'the fields to set on every item, as update_transaction takes them (an item’s own patch wins field by field)',
   // Reports

@@ -565,6 +565,14 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
     ),
     direct(
       routes,
+      'list_upcoming',
+      'listUpcomingOccurrences',
+      'Upcoming scheduled transactions',
+      `Every active schedule’s occurrences from today (UTC) for \`days\` days (default 30), by date: the bills and income to expect, each with its status (expected, posted with the transactionId that counts for it, skipped). ${SIGN_CONVENTION}`,
+      { resource: 'schedule' },
+    ),
+    direct(
+      routes,
       'upsert_account',
       'upsertAccount',
       'Create or update an account',
@@ -647,6 +655,14 @@ export function buildTools(routes: readonly AnyRoute[]): ToolSpec[] {
       'Plan one category’s amount for a month',
       'Sets the planned amount of one category for one month (YYYY-MM), replacing its entry (a note not sent is cleared); planned 0 removes it. The other categories of the month keep theirs, and calling again with the same input changes nothing. Amounts are exact decimals in the owner’s defaultCurrency, in pfin’s sign: plan spending positive, income negative. Archived categories take no new amount.',
       { resource: 'budget' },
+    ),
+    direct(
+      routes,
+      'upsert_schedule',
+      'upsertSchedule',
+      'Create or update a schedule',
+      `Creates or updates a recurring transaction by your externalId; safe to repeat. \`recurrence\` says when: freq (daily, weekly, monthly, yearly), interval, start, and optionally byMonthDay (1–31, -1 = last day; 29–31 fall on a shorter month’s last day), byWeekday (MO…SU, or 2WE / -1FR in a monthly rule), until or count, weekendAdjust (before / after moves a weekend date to Friday / Monday). With autoPost: true pfin records each occurrence’s transaction on its date, from today on; a bank row that later arrives for it adopts that transaction instead of doubling it. ${SIGN_CONVENTION}`,
+      { resource: 'schedule' },
     ),
     importFileTool(routes),
     confirmed(routes, {

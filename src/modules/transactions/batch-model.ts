@@ -35,7 +35,7 @@ export const TransactionBatchEnvelope = t.Object(
   { additionalProperties: false },
 )
 
-export const BATCH_OPERATIONS = ['created', 'updated', 'unchanged', 'skipped_deleted'] as const
+export const BATCH_OPERATIONS = ['created', 'updated', 'unchanged', 'skipped_deleted', 'matched'] as const
 export type BatchOperation = (typeof BATCH_OPERATIONS)[number]
 
 const ItemError = t.Object(
@@ -72,6 +72,7 @@ export const TransactionBatchResponse = t.Object(
         created: Type.Integer(),
         updated: Type.Integer(),
         unchanged: Type.Integer(),
+        matched: Type.Integer({ description: 'items that adopted a transaction a schedule had posted (CONTRACT §29)' }),
         skippedDeleted: Type.Integer(),
         failed: Type.Integer(),
       },

@@ -3,12 +3,13 @@ import { hasTransactionTombstone, lastSeq } from '../../db/tenant/change-log.ts'
 import type { Tenant } from '../../db/tenant/tenant.ts'
 import { ApiError, type ErrorCode, invalidReference, ruleViolation } from '../../platform/errors.ts'
 import { readMoney } from '../../platform/money.ts'
+import { withoutKeys } from '../../platform/number-sources.ts'
 import { ISSUE_KINDS, type IssueKind, Issues, issueKind, MAX_LISTED } from '../../platform/issues.ts'
 import { addIssues, compile, describeError, fieldProblem } from '../../platform/validation.ts'
 import { type BatchItemErrorOut, type BatchItemOut, type BatchOperation, TransactionBatchEnvelope, type TransactionBatchInput } from './batch-model.ts'
 import { Effects } from './effects.ts'
 import { TransactionBatchItem } from './model.ts'
-import { storedUpdatedAt, toTransaction } from './queries.ts'
+import { findAdoptable, hasAdoptable, storedUpdatedAt, toTransaction } from './queries.ts'
 import { References } from './references.ts'
 import { type RuleFallback, loadRules, withRules } from './rules.ts'
 import { createTransaction, updateTransaction, type WriteScope, type Written } from './service.ts'
@@ -171,12 +172,36 @@ interface Applied {
  */
 export interface BatchOptions {
   fallbacks?: readonly (RuleFallback | undefined)[]
+  /** Told of each item that adopted an auto-posted transaction, with that transaction's amount before (a dry run's statement check needs it). */
+  onAdopt?: (index: number, before: bigint) => void
 }
+
+/**
+ * A bank's row with a new externalId that stands for an auto-posted transaction (CONTRACT §29)
+ * adopts it instead of making a second one: the transaction takes the row's externalId, amount
+ * and date (and its bank text), and keeps what the schedule gave it — category, payee, tags, note.
+ * A transfer or a split row adopts nothing.
+ */
+function adopt(tenant: Tenant, country: string | null, item: Item, batch: WriteScope): { written: Written; before: bigint } | undefined {
+  if (item.isTransfer || (item.splits !== undefined && item.splits.length > 0)) return undefined
+  const posted = findAdoptable(tenant, item.accountId, readMoney(item, 'amount'), item.date)
+  if (!posted) return undefined
+  const body = withoutKeys(item as Record<string, unknown>, KEPT_ON_ADOPTION) as Item
+  const written = updateTransaction(tenant, country, posted.id, body, batch, posted)
+  return { written, before: posted.amount }
+}
+
+/** What an adopting row does not send: everything but externalId, accountId, amount, date and originalDescription. */
+const KEPT_ON_ADOPTION: ReadonlySet<string> = new Set(
+  [...FIELDS].filter((field) => !['externalId', 'accountId', 'amount', 'date', 'originalDescription'].includes(field)),
+)
 
 /** What the items of one batch share about rules: the rules (none without `applyRules`), and the fallbacks. */
 interface Ruling {
   rules: readonly CompiledRule[] | null
   fallbacks: readonly (RuleFallback | undefined)[]
+  /** Whether any auto-posted transaction waits for a bank row (CONTRACT §29): read once per batch. */
+  adoptable: boolean
 }
 
 /**
@@ -184,7 +209,16 @@ interface Ruling {
  * and, outside a dry run, its effect on balances and payee totals joins the batch's, written
  * once for the whole batch. `unchanged` when it wrote nothing.
  */
-function applyItem(tenant: Tenant, country: string | null, item: Item, index: number, skipDeleted: boolean, batch: WriteScope, ruling: Ruling): Applied {
+function applyItem(
+  tenant: Tenant,
+  country: string | null,
+  item: Item,
+  index: number,
+  skipDeleted: boolean,
+  batch: WriteScope,
+  ruling: Ruling,
+  onAdopt?: BatchOptions['onAdopt'],
+): Applied {
   const externalId = item.externalId.trim()
   const existing = batch.refs.transactionByExternalId(externalId)
   const rulesApplied = ruling.rules ? [] : undefined
@@ -193,7 +227,14 @@ function applyItem(tenant: Tenant, country: string | null, item: Item, index: nu
   const ruled = ruling.rules || fallback ? withRules(batch.refs, ruling.rules ?? [], item, existing, { fallback }) : undefined
   const input = ruled?.body ?? item
   const applied = ruling.rules ? ruled?.applied : undefined
-  if (!existing) return { operation: 'created', written: createTransaction(tenant, country, input, batch), rulesApplied: applied }
+  if (!existing) {
+    const adopted = ruling.adoptable ? adopt(tenant, country, item, batch) : undefined
+    if (adopted) {
+      onAdopt?.(index, adopted.before)
+      return { operation: 'matched', written: adopted.written, rulesApplied: ruling.rules ? [] : undefined }
+    }
+    return { operation: 'created', written: createTransaction(tenant, country, input, batch), rulesApplied: applied }
+  }
   const before = lastSeq(tenant)
   const written = updateTransaction(tenant, country, existing.id, input, batch, existing)
   // Every real change of a stored row (its legs and tags included) advances the change feed (its triggers), and nothing else does.
@@ -206,6 +247,7 @@ function summarize(results: BatchItemOut[]) {
     created: count('created'),
     updated: count('updated'),
     unchanged: count('unchanged'),
+    matched: count('matched'),
     skippedDeleted: count('skipped_deleted'),
     failed: results.filter((result) => result.errors.length > 0).length,
   }
@@ -222,8 +264,11 @@ export function importTransactions(tenant: Tenant, country: string | null, batch
   if (batch.dryRun) assertDistinctExternalIds(batch.items)
   tenant.widenCacheForImport()
   const skipDeleted = batch.ifDeleted === 'skip'
-  const ruling: Ruling = { rules: batch.applyRules ? loadRules(tenant) : null, fallbacks: options.fallbacks ?? [] }
-  const results = batch.dryRun ? dryRun(tenant, country, batch.items, skipDeleted, ruling) : applyAll(tenant, country, batch.items, skipDeleted, ruling)
+  const ruling: Ruling = { rules: batch.applyRules ? loadRules(tenant) : null, fallbacks: options.fallbacks ?? [], adoptable: hasAdoptable(tenant) }
+  const { onAdopt } = options
+  const results = batch.dryRun
+    ? dryRun(tenant, country, batch.items, skipDeleted, ruling, onAdopt)
+    : applyAll(tenant, country, batch.items, skipDeleted, ruling, onAdopt)
   return { data: results, summary: summarize(results) }
 }
 
@@ -232,7 +277,14 @@ export function importTransactions(tenant: Tenant, country: string | null, batch
  * instead of one per item). Only the sum of the items decides whether a balance leaves the
  * money range; when it does, the error names the item a dry run of the same body names.
  */
-function applyAll(tenant: Tenant, country: string | null, items: readonly unknown[], skipDeleted: boolean, ruling: Ruling): BatchItemOut[] {
+function applyAll(
+  tenant: Tenant,
+  country: string | null,
+  items: readonly unknown[],
+  skipDeleted: boolean,
+  ruling: Ruling,
+  onAdopt?: BatchOptions['onAdopt'],
+): BatchItemOut[] {
   const check = compile(TransactionBatchItem)
   return tenant.write(() => {
     const effects = new Effects()
@@ -252,7 +304,7 @@ function applyAll(tenant: Tenant, country: string | null, items: readonly unknow
       if (first !== undefined) return failAt(repeatedExternalId(index, externalId, first))
       seen.set(externalId, index)
       try {
-        return applyItem(tenant, country, item, index, skipDeleted, { refs, effects }, ruling)
+        return applyItem(tenant, country, item, index, skipDeleted, { refs, effects }, ruling, onAdopt)
       } catch (error) {
         if (error instanceof ApiError) return failAt(new ApiError(error.code, itemDetail(index, itemRuleError(error)), error.headers))
         throw error
@@ -293,7 +345,14 @@ function applyAll(tenant: Tenant, country: string | null, items: readonly unknow
  * not hide the next, all rolled back at the end. Items see the items before them, as in a
  * real run. `data` stays null: nothing was written, so there is nothing to show.
  */
-function dryRun(tenant: Tenant, country: string | null, items: readonly unknown[], skipDeleted: boolean, ruling: Ruling): BatchItemOut[] {
+function dryRun(
+  tenant: Tenant,
+  country: string | null,
+  items: readonly unknown[],
+  skipDeleted: boolean,
+  ruling: Ruling,
+  onAdopt?: BatchOptions['onAdopt'],
+): BatchItemOut[] {
   const check = compile(TransactionBatchItem)
   const run = (sql: string) => tenant.sqlite.run(sql)
   const results: BatchItemOut[] = []
@@ -314,7 +373,7 @@ function dryRun(tenant: Tenant, country: string | null, items: readonly unknown[
         }
         run('SAVEPOINT batch_item')
         try {
-          const { operation, rulesApplied } = applyItem(tenant, country, item, index, skipDeleted, { refs }, ruling)
+          const { operation, rulesApplied } = applyItem(tenant, country, item, index, skipDeleted, { refs }, ruling, onAdopt)
           results.push({ index, externalId, operation, data: null, errors: [], rulesApplied: rulesApplied ?? null })
         } catch (error) {
           if (!(error instanceof ApiError)) throw error

@@ -87,6 +87,7 @@ const pageColumns = {
   updatedAt: sql<number>`CAST(${transactions.updatedAt} AS REAL)`,
   createdBy: transactions.createdBy,
   updatedBy: transactions.updatedBy,
+  scheduleId: transactions.scheduleId,
 }
 
 /** One transaction of a list page as SQLite hands it back. */
@@ -110,6 +111,7 @@ export type TransactionValues = [
   updatedAt: number,
   createdBy: string | null,
   updatedBy: string | null,
+  scheduleId: string | null,
 ]
 
 /** Positions in `TransactionValues` that the page order, its cursor and its parts read. */
@@ -374,5 +376,6 @@ export function transactionOfValues(row: TransactionValues, types: CategoryTypes
     updatedBy: row[18],
     splits: splits.length === 0 ? EMPTY : splits.map(toSplit),
     tagIds: parts.tagIds.get(row[0]) ?? EMPTY,
+    scheduleId: row[19],
   }
 }

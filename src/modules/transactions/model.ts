@@ -66,6 +66,7 @@ export const Transaction = t.Object(
     updatedBy: Nullable(t.String({ description: 'the owner whose key last changed it; null on transactions made before households' })),
     splits: t.Array(Split, { description: 'the legs, in the order given; [] when not split' }),
     tagIds: t.Array(t.String(), { description: 'the tags, in the order given; [] when none' }),
+    scheduleId: Nullable(t.String({ description: 'the schedule that posted it (CONTRACT §29); null for any other; kept when the schedule is deleted' })),
   },
   { title: 'Transaction', additionalProperties: false },
 )

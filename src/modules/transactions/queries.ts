@@ -1,3 +1,4 @@
+import type { Statement } from 'bun:sqlite'
 import { and, between, desc, eq, getTableColumns, sql } from 'drizzle-orm'
 import { lazyStatements, placeholders } from '../../db/statements.ts'
 import type { Tenant, TenantDrizzle } from '../../db/tenant/tenant.ts'
@@ -119,5 +120,45 @@ export function toTransaction({ txn, categoryType, splits, tagIds }: Transaction
     updatedBy: txn.updatedBy,
     splits: splits.map(toSplit),
     tagIds: [...tagIds],
+    scheduleId: txn.scheduleId,
   }
+}
+
+/** Auto-posted transactions that have adopted no bank row yet (they still hold their `sched:` externalId). */
+const PENDING = "t.schedule_id IS NOT NULL AND t.external_id LIKE 'sched:%'"
+const adoptionStatements = new WeakMap<Tenant, { any: Statement; find: Statement }>()
+
+function adoptionQueries(tenant: Tenant): { any: Statement; find: Statement } {
+  let made = adoptionStatements.get(tenant)
+  if (!made) {
+    made = {
+      any: tenant.sqlite.prepare(`SELECT 1 FROM transactions t INDEXED BY transactions_schedule_idx WHERE ${PENDING} LIMIT 1`),
+      find: tenant.sqlite.prepare(
+        `SELECT t.id AS id FROM transactions t INDEXED BY transactions_schedule_idx JOIN schedules s ON s.id = t.schedule_id
+         WHERE ${PENDING} AND t.account_id = ?1 AND t.date BETWEEN date(?2, '-31 days') AND date(?2, '+31 days')
+           AND t.is_transfer = 0 AND t.has_splits = 0
+           AND abs(julianday(t.date) - julianday(?2)) <= s.match_window_days
+           AND abs(t.amount - ?3) <= s.amount_tolerance
+         ORDER BY abs(julianday(t.date) - julianday(?2)), t.created_at, t.id LIMIT 1`,
+      ),
+    }
+    adoptionStatements.set(tenant, made)
+  }
+  return made
+}
+
+/** Whether any auto-posted transaction waits for a bank row: a batch asks once, and looks no further when none does. */
+export const hasAdoptable = (tenant: Tenant): boolean => adoptionQueries(tenant).any.get() !== null
+
+/**
+ * The auto-posted transaction a bank's row of `accountId`, `amount` and `date` stands for
+ * (CONTRACT §29), if any: one a schedule posted that still holds its posting externalId
+ * (`sched:…`, so it has adopted no bank row yet), in the same account, whose amount is within its
+ * schedule's `amountTolerance` of the row's and whose date is within its `matchWindowDays`; the
+ * nearest in date, then the earliest recorded. A seek of the partial index of those
+ * transactions, over the widest window a schedule may have.
+ */
+export function findAdoptable(tenant: Tenant, accountId: string, amount: bigint, date: string): TransactionRow | undefined {
+  const found = adoptionQueries(tenant).find.get(accountId, date, amount) as { id: string } | null
+  return found === null ? undefined : findTransaction(tenant, found.id)
 }

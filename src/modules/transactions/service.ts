@@ -139,6 +139,7 @@ const BLANK: Draft = {
   exchangeRate: null,
   hasSplits: false,
   hasTags: false,
+  scheduleId: null,
 }
 
 /**
@@ -168,12 +169,27 @@ function writeLegs(tenant: Tenant, row: TransactionRow, legs: readonly Leg[]): S
 }
 
 /** Records a transaction with its legs and tags, and applies its effect, or adds the effect to the scope's. */
-export function createTransaction(tenant: Tenant, country: string | null, body: TransactionWriteInput, scope?: WriteScope): Written {
+export function createTransaction(
+  tenant: Tenant,
+  country: string | null,
+  body: TransactionWriteInput,
+  scope?: WriteScope,
+  /** The schedule posting it (CONTRACT §29): a field no request sets. */
+  scheduleId: string | null = null,
+): Written {
   return tenant.write(() => {
     const refs = scope?.refs ?? new References(tenant, country)
     const resolved = resolveDraft(refs, body, BLANK, NOTHING_STORED)
     const now = Date.now()
-    const row: TransactionRow = { ...resolved.draft, id: newId('txn'), createdAt: now, updatedAt: now, createdBy: tenant.actor, updatedBy: tenant.actor }
+    const row: TransactionRow = {
+      ...resolved.draft,
+      scheduleId,
+      id: newId('txn'),
+      createdAt: now,
+      updatedAt: now,
+      createdBy: tenant.actor,
+      updatedBy: tenant.actor,
+    }
     insertTransaction(tenant, row)
     const legs = writeLegs(tenant, row, resolved.legs ?? [])
     const tagIds = resolved.tagIds ?? []
