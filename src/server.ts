@@ -5,7 +5,7 @@ import type { Config } from './config.ts'
 import { AutoPoster } from './modules/schedules/autopost.ts'
 import { fixToday } from './platform/clock.ts'
 import { ControlStore } from './db/control/store.ts'
-import { giveBackFreePages } from './db/sqlite.ts'
+import { giveBackFreePages, tryWithoutWaiting } from './db/sqlite.ts'
 import { AccessLog } from './platform/access-log.ts'
 import { DataDirLock, prepareDir } from './db/data-dir.ts'
 import { unexpectedProblem } from './platform/storage-problem.ts'
@@ -325,10 +325,17 @@ function giveBackSpace(platform: Platform): void {
 
 /** Background work: write-behind of counters and last-use times, idempotency purge, resting idle owners. */
 export function startMaintenance(platform: Platform): () => void {
-  const flush = () => {
+  // Every second without waiting for a lock another process holds on control.db (an admin
+  // command's transaction): what is not written stays queued for the next round, and the thread
+  // that answers every request is never held for the busy timeout. At shutdown it waits.
+  const flush = (wait = false) => {
     try {
-      platform.limiter.flush()
-      platform.authenticator.flush()
+      const write = () => {
+        platform.limiter.flush()
+        platform.authenticator.flush()
+      }
+      if (wait) write()
+      else tryWithoutWaiting(platform.control.sqlite, write)
     } catch (error) {
       platform.log(`write-behind failed: ${String(error)}`)
     }
@@ -363,7 +370,7 @@ export function startMaintenance(platform: Platform): () => void {
   const startSweep = setTimeout(post, 0)
   const postTimer = setInterval(post, 60_000)
   const syncTimer = setInterval(() => poster.syncChanged(), 1000)
-  const flushTimer = setInterval(flush, 1000)
+  const flushTimer = setInterval(() => flush(), 1000)
   const purgeTimer = setInterval(purge, 10 * 60_000)
   const restTimer = setInterval(rest, IDLE_OWNER_MS / 2)
   return () => {
@@ -373,7 +380,7 @@ export function startMaintenance(platform: Platform): () => void {
     clearTimeout(startSweep)
     clearInterval(postTimer)
     clearInterval(syncTimer)
-    poster.syncChanged()
-    flush()
+    poster.syncChanged(true)
+    flush(true)
   }
 }

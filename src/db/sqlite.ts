@@ -109,6 +109,34 @@ function migrate(db: Database, migrations: Migration[]): void {
   }).immediate()
 }
 
+/** Whether `error` is SQLite's "another connection holds the lock" (SQLITE_BUSY, or a locked table). */
+export function isBusy(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 4; cause = (cause as { cause?: unknown }).cause, depth++) {
+    const code = (cause as { code?: unknown }).code
+    if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) return true
+  }
+  return false
+}
+
+/**
+ * Runs `write` on `db` without waiting for a lock another process holds (an admin command's
+ * transaction): false at once when the database is busy, instead of blocking the thread that
+ * serves every request for up to the busy timeout. For background writes that can wait for their
+ * next round (counters, last-use times, copies of answers); never inside a transaction.
+ */
+export function tryWithoutWaiting(db: Database, write: () => void): boolean {
+  db.run('PRAGMA busy_timeout = 0')
+  try {
+    write()
+    return true
+  } catch (error) {
+    if (isBusy(error)) return false
+    throw error
+  } finally {
+    db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+  }
+}
+
 /**
  * Copies the write-ahead log into the file and truncates the log, without waiting for readers;
  * true when all of it was folded (a reader holding an older snapshot, such as a backup, keeps

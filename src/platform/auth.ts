@@ -332,9 +332,10 @@ export class Authenticator {
     const keys = new Map<string, number>()
     const grants = new Map<string, number>()
     for (const [id, at] of this.lastUsed) (id.startsWith('app_') ? grants : keys).set(id, at)
-    this.lastUsed.clear()
     this.control.touchKeys(keys)
     if (grants.size > 0) this.control.oauth.touchGrants(grants)
+    // Only once written: a write refused (control.db busy) is made again at the next flush.
+    this.lastUsed.clear()
   }
 }
 

@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm'
 import { STORED_RESPONSE_FIELDS } from '../db/columns.ts'
 import type { ControlStore, StoredResponse } from '../db/control/store.ts'
 import type { Tenant, TenantDrizzle } from '../db/tenant/tenant.ts'
+import { tryWithoutWaiting } from '../db/sqlite.ts'
 import { fromExcluded, placeholders } from '../db/statements.ts'
 import { appliedRequests } from '../db/tenant/schema.ts'
 import type { AuthContext } from './auth.ts'
@@ -17,6 +18,8 @@ import { ApiError } from './errors.ts'
 export type { StoredResponse }
 
 const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/
+/** How soon copies refused by a busy control.db (another process's transaction) are tried again. */
+const BUSY_RETRY_MS = 250
 
 /**
  * Reads the `Idempotency-Key` header of a POST, PATCH or PUT: 400 when it is absent (a PUT may
@@ -146,20 +149,30 @@ export class IdempotencyStore {
     // setImmediate: Bun writes a turn's answers after its immediates, so a copy that waits on a
     // busy control.db (an admin command's transaction, up to the busy timeout) held back answers
     // already made (test/reliability/refused-write-answer-kept.test.ts took 15 s instead of 10 ms).
-    if (this.uncopied.size === 0) setTimeout(() => this.copyNow(), 0)
+    if (this.uncopied.size === 0) setTimeout(() => this.copyNow(false), 0)
     this.uncopied.set(`${ownerId}\n${key}`, { ownerId, key, response })
   }
 
-  /** Writes the queued copies, in one control transaction. Also called at shutdown. */
-  copyNow(): void {
+  /**
+   * Writes the queued copies, in one control transaction. From the timer it does not wait for a
+   * lock another process holds (an admin command's transaction): the copies wait for a later
+   * round instead of the thread that answers every request. At shutdown (`wait`) it waits as long
+   * as SQLite's busy timeout.
+   */
+  copyNow(wait = true): void {
     if (this.uncopied.size === 0) return
     const copies = [...this.uncopied.values()]
-    this.uncopied.clear()
     try {
-      this.control.saveResponses(copies)
+      const save = () => this.control.saveResponses(copies)
+      if (wait) save()
+      else if (!tryWithoutWaiting(this.control.sqlite, save)) {
+        setTimeout(() => this.copyNow(false), BUSY_RETRY_MS)
+        return
+      }
     } catch (error) {
       this.log(`${copies.length} idempotency record(s) not copied to control.db (the owners' files keep them): ${String(error)}`)
     }
+    for (const copy of copies) if (this.uncopied.get(`${copy.ownerId}\n${copy.key}`) === copy) this.uncopied.delete(`${copy.ownerId}\n${copy.key}`)
   }
 
   /** Drops one owner's expired records (when its file opens: the periodic purge sees open files only). */

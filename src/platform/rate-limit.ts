@@ -95,8 +95,9 @@ export class RateLimiter {
   flush(): void {
     if (this.dirty.size > 0) {
       const rows = [...this.dirty].map((bucket) => ({ ...(this.counters.get(bucket) as RateLimitRow) }))
-      this.dirty.clear()
       this.control.saveCounters(rows)
+      // Only once written: a write refused (control.db busy) is made again at the next flush.
+      this.dirty.clear()
     }
     if (this.counters.size > MAX_BUCKETS) {
       const today = Math.floor(this.now() / DAY)

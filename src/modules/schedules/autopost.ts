@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite'
 import type { TenantRegistry } from '../../db/tenant/registry.ts'
 import type { Tenant } from '../../db/tenant/tenant.ts'
 import { today } from '../../platform/clock.ts'
+import { tryWithoutWaiting } from '../../db/sqlite.ts'
 import { postDue } from './posting.ts'
 import { ownerNextDue } from './queries.ts'
 import { changedOwners } from './service.ts'
@@ -29,12 +30,21 @@ export class AutoPoster {
     private readonly log: (message: string) => void,
   ) {}
 
-  private setDue(ownerId: string, next: string | null): void {
-    if (next === null) this.control.query('DELETE FROM schedule_due WHERE owner_id = ?').run(ownerId)
-    else
-      this.control
-        .query('INSERT INTO schedule_due (owner_id, next_due) VALUES (?, ?) ON CONFLICT (owner_id) DO UPDATE SET next_due = excluded.next_due')
-        .run(ownerId, next)
+  /**
+   * Records an owner's next due date without waiting for a lock another process holds on
+   * control.db (the thread it would block answers every request): when busy, the owner is marked
+   * again and its date written at the next sync, a second later (`wait`: at shutdown, it waits).
+   */
+  private setDue(ownerId: string, next: string | null, wait = false): void {
+    const write = () => {
+      if (next === null) this.control.query('DELETE FROM schedule_due WHERE owner_id = ?').run(ownerId)
+      else
+        this.control
+          .query('INSERT INTO schedule_due (owner_id, next_due) VALUES (?, ?) ON CONFLICT (owner_id) DO UPDATE SET next_due = excluded.next_due')
+          .run(ownerId, next)
+    }
+    if (wait) write()
+    else if (!tryWithoutWaiting(this.control, write)) changedOwners.add(ownerId)
   }
 
   /** Posts what is due in one open owner file and records its next due date. */
@@ -47,14 +57,14 @@ export class AutoPoster {
     }
   }
 
-  /** The owners whose schedules changed: their next due date to control.db. */
-  syncChanged(): void {
+  /** The owners whose schedules changed: their next due date to control.db (`wait`: at shutdown). */
+  syncChanged(wait = false): void {
     for (const ownerId of [...changedOwners]) {
       changedOwners.delete(ownerId)
       const tenant = this.tenants.peek(ownerId)
       if (!tenant || tenant.closed) continue
       try {
-        this.setDue(ownerId, ownerNextDue(tenant))
+        this.setDue(ownerId, ownerNextDue(tenant), wait)
       } catch (error) {
         this.log(`could not record the next due date of owner ${ownerId}: ${String(error)}`)
       }
