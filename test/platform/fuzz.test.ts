@@ -1512,7 +1512,7 @@ function reparse(text: string): Json {
 }
 
 describe('rejected requests change nothing', () => {
-  /** The owner's data as the API shows it (every account with its balance, category, payee with its totals, transaction, tag, rule, import preset), and the change feed. */
+  /** The owner's data as the API shows it (every account with its balance, category, payee with its totals, transaction, tag, rule, import preset, schedule), and the change feed. */
   async function snapshot(k: string): Promise<{ data: string; feed: string }> {
     const [parts, feed] = await Promise.all([
       Promise.all([
@@ -1523,6 +1523,7 @@ describe('rejected requests change nothing', () => {
         listPages(server, k, '/v1/tags', { includeArchived: 'true' }),
         listPages(server, k, '/v1/rules'),
         listPages(server, k, '/v1/import-presets'),
+        listPages(server, k, '/v1/schedules'),
       ]),
       server.request('GET', '/v1/changes?limit=500', { key: k }),
     ])
