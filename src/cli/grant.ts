@@ -1,7 +1,8 @@
-import { isLiveGrant, type LedgerGrant } from '../db/control/grant-store.ts'
+import type { LedgerGrant } from '../db/control/grant-store.ts'
 import { isId, newId } from '../db/ids.ts'
 import { GRANTABLE_SCOPES, isScope, NOT_GRANTABLE, type Scope } from '../platform/scopes.ts'
 import { type Flags, optional, parseDuration, required, UsageError } from './args.ts'
+import { lifeState, listedTime } from './output.ts'
 import { ownerExists } from './owner-fields.ts'
 import type { Session } from './session.ts'
 import type { CommandSpec, GroupSpec } from './spec.ts'
@@ -30,7 +31,6 @@ function ownerFlag(s: Session, flags: Flags, name: string): string {
   return id
 }
 
-const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString())
 const grantJson = ({ id, subjectOwnerId, granteeOwnerId, scopes, label, createdAt, expiresAt, revokedAt }: LedgerGrant) => ({
   id,
   subjectOwnerId,
@@ -41,7 +41,6 @@ const grantJson = ({ id, subjectOwnerId, granteeOwnerId, scopes, label, createdA
   expiresAt,
   revokedAt,
 })
-const state = (g: LedgerGrant, now: number) => (g.revokedAt !== null ? 'revoked' : isLiveGrant(g, now) ? 'active ' : 'expired')
 
 const create: CommandSpec = {
   name: 'grant create',
@@ -87,7 +86,7 @@ const create: CommandSpec = {
     }
     s.out.result(
       { grant: grantJson(made.grant) },
-      `Created grant ${made.grant.id}: ${grantee} may act on ${subject}'s ledger with ${scopes.join(', ')}${made.grant.expiresAt ? ` until ${iso(made.grant.expiresAt)}` : ''}.\nIts keys send the header Pfin-Subject: ${subject}`,
+      `Created grant ${made.grant.id}: ${grantee} may act on ${subject}'s ledger with ${scopes.join(', ')}${made.grant.expiresAt ? ` until ${listedTime(made.grant.expiresAt)}` : ''}.\nIts keys send the header Pfin-Subject: ${subject}`,
     )
     return 0
   },
@@ -113,7 +112,7 @@ const list: CommandSpec = {
     const grants = s.control.grants.list({ subject, grantee }, true, now)
     const lines = grants.map(
       (g) =>
-        `${g.id}  ${state(g, now)}  ${g.subjectOwnerId} → ${g.granteeOwnerId}  ${g.label ?? '-'}  created ${iso(g.createdAt)}  expires ${iso(g.expiresAt)}  [${(g.scopes as string[]).join(',')}]`,
+        `${g.id}  ${lifeState(g, now)}  ${g.subjectOwnerId} → ${g.granteeOwnerId}  ${g.label ?? '-'}  created ${listedTime(g.createdAt)}  expires ${listedTime(g.expiresAt)}  [${(g.scopes as string[]).join(',')}]`,
     )
     s.out.result({ grants: grants.map(grantJson) }, grants.length ? lines.join('\n') : 'No grants.')
     return 0

@@ -1,6 +1,7 @@
 import { DEFAULT_SCOPES, isScope, NOT_BY_DEFAULT, SCOPES, type Scope } from '../platform/scopes.ts'
 import { createKey, type KeyOptions, rotateKey, updateKeyScopes } from './admin.ts'
 import { type Flags, optional, parseDuration, required, UsageError } from './args.ts'
+import { lifeState, listedTime } from './output.ts'
 import { ownerExists } from './owner-fields.ts'
 import type { CommandSpec, FlagSpec, GroupSpec } from './spec.ts'
 
@@ -43,7 +44,6 @@ export function keyOptions(flags: Flags, nameFlag: string): KeyOptions {
   return { scopes, name, ttlMs: expiresIn === undefined ? null : parseDuration(expiresIn) }
 }
 
-const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString())
 const OWNER_FLAG: FlagSpec = { name: 'owner', value: 'ID', about: 'the owner (see: owner list)' }
 
 const create: CommandSpec = {
@@ -86,10 +86,9 @@ const list: CommandSpec = {
       replacedBy,
     }))
     const now = Date.now()
-    const state = (k: (typeof keys)[number]) => (k.revokedAt !== null ? 'revoked' : k.expiresAt !== null && k.expiresAt <= now ? 'expired' : 'active ')
     const lines = keys.map(
       (k) =>
-        `${k.id}  ${state(k)}  ${k.name ?? '-'}  created ${iso(k.createdAt)}  last used ${iso(k.lastUsedAt)}  expires ${iso(k.expiresAt)}  [${k.scopes.join(',')}]` +
+        `${k.id}  ${lifeState(k, now)}  ${k.name ?? '-'}  created ${listedTime(k.createdAt)}  last used ${listedTime(k.lastUsedAt)}  expires ${listedTime(k.expiresAt)}  [${k.scopes.join(',')}]` +
         (k.replacedBy ? `  replaced by ${k.replacedBy}` : ''),
     )
     s.out.result({ keys }, keys.length ? lines.join('\n') : 'No keys for this owner.')
@@ -168,9 +167,9 @@ const rotate: CommandSpec = {
     const rotated = await rotateKey(s.control, { keyId: keyId as string, graceMs, expiresInMs, command: (args) => s.invocation.command(args) })
     s.out.result(
       rotated,
-      `Created key ${rotated.id} with the scopes of ${keyId}; it ${rotated.expiresAt === null ? 'does not expire' : `expires at ${iso(rotated.expiresAt)}`}.\n` +
+      `Created key ${rotated.id} with the scopes of ${keyId}; it ${rotated.expiresAt === null ? 'does not expire' : `expires at ${listedTime(rotated.expiresAt)}`}.\n` +
         `This is the only time the key is shown:\n\n  ${rotated.key}\n\n` +
-        `${keyId} stops working ${graceMs === 0 ? 'now' : `at ${iso(rotated.oldKeyStopsAt)}`}: switch your client to the new key before then.`,
+        `${keyId} stops working ${graceMs === 0 ? 'now' : `at ${listedTime(rotated.oldKeyStopsAt)}`}: switch your client to the new key before then.`,
     )
     return 0
   },

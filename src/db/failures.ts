@@ -15,6 +15,18 @@ export function isDiskFull(error: unknown): boolean {
   return sqliteCode(error) === 'SQLITE_FULL'
 }
 
+/**
+ * SQLITE_BUSY or SQLITE_LOCKED: another connection holds the lock. Read through `cause` too, for
+ * an error a library wrapped around SQLite's.
+ */
+export function isBusy(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 4; cause = (cause as { cause?: unknown }).cause, depth++) {
+    const code = sqliteCode(cause)
+    if (code?.startsWith('SQLITE_BUSY') || code?.startsWith('SQLITE_LOCKED')) return true
+  }
+  return false
+}
+
 export function storageFailure(error: unknown): StorageFailure | null {
   const code = sqliteCode(error)
   if (code === undefined) return null

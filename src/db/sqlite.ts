@@ -1,6 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { dirname } from 'node:path'
 import { makeDatabasePrivate, prepareDir } from './data-dir.ts'
+import { isBusy } from './failures.ts'
 
 export interface Migration {
   tag: string
@@ -109,15 +110,6 @@ function migrate(db: Database, migrations: Migration[]): void {
   }).immediate()
 }
 
-/** Whether `error` is SQLite's "another connection holds the lock" (SQLITE_BUSY, or a locked table). */
-export function isBusy(error: unknown): boolean {
-  for (let cause = error, depth = 0; cause && depth < 4; cause = (cause as { cause?: unknown }).cause, depth++) {
-    const code = (cause as { code?: unknown }).code
-    if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) return true
-  }
-  return false
-}
-
 /**
  * Runs `write` on `db` without waiting for a lock another process holds (an admin command's
  * transaction): false at once when the database is busy, instead of blocking the thread that
@@ -125,13 +117,20 @@ export function isBusy(error: unknown): boolean {
  * next round (counters, last-use times, copies of answers); never inside a transaction.
  */
 export function tryWithoutWaiting(db: Database, write: () => void): boolean {
-  db.run('PRAGMA busy_timeout = 0')
   try {
-    write()
+    withoutWaiting(db, write)
     return true
   } catch (error) {
     if (isBusy(error)) return false
     throw error
+  }
+}
+
+/** Runs `work` with the busy timeout at 0 (another connection's lock refuses at once), then puts the timeout back. */
+function withoutWaiting<T>(db: Database, work: () => T): T {
+  db.run('PRAGMA busy_timeout = 0')
+  try {
+    return work()
   } finally {
     db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
   }
@@ -146,13 +145,7 @@ export function tryWithoutWaiting(db: Database, write: () => void): boolean {
  */
 export function foldLog(db: Database): boolean {
   if (db.inTransaction) return false
-  db.run('PRAGMA busy_timeout = 0')
-  try {
-    const checkpoint = db.query<{ busy: number | bigint }, []>('PRAGMA wal_checkpoint(TRUNCATE)').get()
-    return Number(checkpoint?.busy) === 0
-  } finally {
-    db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
-  }
+  return withoutWaiting(db, () => Number(db.query<{ busy: number | bigint }, []>('PRAGMA wal_checkpoint(TRUNCATE)').get()?.busy) === 0)
 }
 
 const pragmaNumber = (db: Database, name: string): number => Number(db.query<Record<string, number | bigint>, []>(`PRAGMA ${name}`).get()?.[name] ?? 0)

@@ -172,7 +172,8 @@ export class IdempotencyStore {
     } catch (error) {
       this.log(`${copies.length} idempotency record(s) not copied to control.db (the owners' files keep them): ${String(error)}`)
     }
-    for (const copy of copies) if (this.uncopied.get(`${copy.ownerId}\n${copy.key}`) === copy) this.uncopied.delete(`${copy.ownerId}\n${copy.key}`)
+    // Written (or failed for good, and logged): nothing joined the queue since `copies` was read.
+    this.uncopied.clear()
   }
 
   /** Drops one owner's expired records (when its file opens: the periodic purge sees open files only). */
