@@ -67,9 +67,7 @@ describe('the client README’s sign-in', () => {
 const { baseUrl, redirectUri, openSystemBrowser } = (globalThis as any).__readmeApp
 ${signInBlock(await Bun.file(README).text())}
 export const result = { me, tokens, first: firstAccess, afterRefresh: await signedIn.get('/v1/me') }
-`
-        .replace('let tokens = await token(', 'let tokens = await token(')
-        .replace('const signedIn = createPfinClient(', 'const firstAccess = tokens.access_token\nconst signedIn = createPfinClient(')
+`.replace('const signedIn = createPfinClient(', 'const firstAccess = tokens.access_token\nconst signedIn = createPfinClient(')
       const file = join(dir, 'sign-in.ts')
       writeFileSync(file, source)
       // Which token each /v1/me call carried (the client's default fetch is globalThis.fetch, read per call).

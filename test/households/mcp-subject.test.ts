@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { join } from 'node:path'
 import { newId } from '../../src/db/ids.ts'
 import { SCOPES, VIEWER_SCOPES } from '../../src/platform/scopes.ts'
 import { startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { BRIDGE_INITIALIZE, throughBridge } from '../support/processes.ts'
 
 /**
  * MCP honours Pfin-Subject (CONTRACT §17, §30): tools act on the subject's ledger, with the
@@ -12,7 +12,6 @@ import { startUnthrottledServer, type TestServer } from '../support/harness.ts'
 let server: TestServer
 let ana: { id: string; key: string }
 let bea: { id: string; key: string }
-const ROOT = join(import.meta.dir, '../..')
 
 beforeAll(async () => {
   server = await startUnthrottledServer()
@@ -59,23 +58,11 @@ test("/mcp with Pfin-Subject: the subject's accounts, read-only tools only; with
 })
 
 test('the stdio bridge sends PFIN_SUBJECT', async () => {
-  const bridge = Bun.spawn([process.execPath, 'src/main.ts', 'mcp'], {
-    cwd: ROOT,
-    env: { ...process.env, PFIN_URL: server.url, PFIN_API_KEY: bea.key, PFIN_SUBJECT: ana.id },
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const initialize = {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-  }
-  bridge.stdin.write(`${JSON.stringify(initialize)}\n`)
-  bridge.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_accounts', arguments: {} } })}\n`)
-  bridge.stdin.end()
-  expect(await bridge.exited).toBe(0)
-  const answer = (await new Response(bridge.stdout).text()).split('\n').find((line) => line.includes('"id":2'))
+  const { code, lines } = await throughBridge({ PFIN_URL: server.url, PFIN_API_KEY: bea.key, PFIN_SUBJECT: ana.id }, [
+    JSON.stringify(BRIDGE_INITIALIZE),
+    JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_accounts', arguments: {} } }),
+  ])
+  expect(code).toBe(0)
+  const answer = lines.find((line) => line.includes('"id":2'))
   expect(answer).toContain('Ana’s savings')
 })

@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test'
-import { join } from 'node:path'
 import { unthrottledServerWithKey } from '../support/harness.ts'
+import { BRIDGE_INITIALIZE, throughBridge } from '../support/processes.ts'
 
 /**
  * `pfin mcp`, the stdio bridge for desktop agents, passes each answer through with its money as
@@ -12,7 +12,6 @@ import { unthrottledServerWithKey } from '../support/harness.ts'
  */
 
 const fixture = unthrottledServerWithKey()
-const ROOT = join(import.meta.dir, '../..')
 
 test('an answer passes through the stdio bridge with its money as the server wrote it', async () => {
   const created = await fixture.server.request('POST', '/v1/accounts', {
@@ -21,24 +20,11 @@ test('an answer passes through the stdio bridge with its money as the server wro
   })
   expect(created.status).toBe(201)
 
-  const bridge = Bun.spawn([process.execPath, 'src/main.ts', 'mcp'], {
-    cwd: ROOT,
-    env: { ...process.env, PFIN_URL: fixture.server.url, PFIN_API_KEY: fixture.key },
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const initialize = {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-  }
-  bridge.stdin.write(`${JSON.stringify(initialize)}\n`)
-  bridge.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_accounts', arguments: {} } })}\n`)
-  bridge.stdin.end()
-  expect(await bridge.exited).toBe(0)
-  const lines = (await new Response(bridge.stdout).text()).trim().split('\n')
+  const { code, lines } = await throughBridge({ PFIN_URL: fixture.server.url, PFIN_API_KEY: fixture.key }, [
+    JSON.stringify(BRIDGE_INITIALIZE),
+    JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_accounts', arguments: {} } }),
+  ])
+  expect(code).toBe(0)
   const answer = lines.find((line) => line.includes('"id":2'))
   expect(answer).toBeDefined()
   const balances = [...(answer as string).matchAll(/\\?"balance\\?":(-?[0-9.eE+-]+)/g)].map((match) => match[1])

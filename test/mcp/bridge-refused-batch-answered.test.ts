@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
-import { join } from 'node:path'
 import { startTestServer, type TestServer } from '../support/harness.ts'
+import { throughBridge } from '../support/processes.ts'
 
 /**
  * `pfin mcp`, the stdio bridge, answers each request of a batch line with a JSON-RPC error when
@@ -14,7 +14,6 @@ import { startTestServer, type TestServer } from '../support/harness.ts'
  */
 
 setDefaultTimeout(30_000)
-const ROOT = join(import.meta.dir, '../..')
 
 let server: TestServer
 beforeAll(async () => {
@@ -23,18 +22,9 @@ beforeAll(async () => {
 afterAll(() => server?.stop())
 
 async function bridgeAnswers(url: string, key: string, lines: string[]): Promise<Record<string, unknown>[]> {
-  const bridge = Bun.spawn([process.execPath, 'src/main.ts', 'mcp'], {
-    cwd: ROOT,
-    env: { ...process.env, PFIN_URL: url, PFIN_API_KEY: key },
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  for (const line of lines) bridge.stdin.write(`${line}\n`)
-  bridge.stdin.end()
-  expect(await bridge.exited).toBe(0)
-  const out = (await new Response(bridge.stdout).text()).trim()
-  return out ? out.split('\n').flatMap((line) => JSON.parse(line)) : []
+  const bridge = await throughBridge({ PFIN_URL: url, PFIN_API_KEY: key }, lines)
+  expect(bridge.code).toBe(0)
+  return bridge.lines.flatMap((line) => JSON.parse(line))
 }
 
 const BATCH = JSON.stringify([

@@ -294,3 +294,24 @@ export async function call(
     return { status: 0, text: String(error), headers: new Headers() }
   }
 }
+
+/** A JSON-RPC initialize, as a desktop agent opens `pfin mcp` with. */
+export const BRIDGE_INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+}
+
+/**
+ * Runs `pfin mcp` (the stdio bridge) against a server: writes `lines` (one JSON-RPC message or
+ * batch each) and closes its stdin; returns its exit code and the lines it wrote to stdout.
+ */
+export async function throughBridge(env: Record<string, string>, lines: string[]): Promise<{ code: number; lines: string[] }> {
+  const bridge = Bun.spawn([process.execPath, MAIN, 'mcp'], { cwd: ROOT, env: { ...process.env, ...env }, stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' })
+  for (const line of lines) bridge.stdin.write(`${line}\n`)
+  bridge.stdin.end()
+  const code = await bridge.exited
+  const out = (await new Response(bridge.stdout).text()).trim()
+  return { code, lines: out ? out.split('\n') : [] }
+}
