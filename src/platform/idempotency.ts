@@ -146,9 +146,9 @@ export class IdempotencyStore {
   recordInControl(ownerId: string, key: string, response: StoredResponse): void {
     if (!worthCopying(response)) return
     // The first copy of a turn schedules the write; the others join it. A timer, not
-    // setImmediate: Bun writes a turn's answers after its immediates, so a copy that waits on a
-    // busy control.db (an admin command's transaction, up to the busy timeout) held back answers
-    // already made (test/reliability/refused-write-answer-kept.test.ts took 15 s instead of 10 ms).
+    // setImmediate: Bun writes a turn's answers after its immediates, and the copy is the
+    // answer's shadow, so the answer goes out first. A busy control.db does not hold it either:
+    // `copyNow(false)` does not wait for another process's lock.
     if (this.uncopied.size === 0) setTimeout(() => this.copyNow(false), 0)
     this.uncopied.set(`${ownerId}\n${key}`, { ownerId, key, response })
   }
