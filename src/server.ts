@@ -107,7 +107,7 @@ function preflightAnswer(cors: Cors, origin: string, headers: HeaderSink): Respo
 
 /** Headers of a request that is not counted: the caller's current state, unchanged. */
 async function peekHeaders(platform: Platform, request: Request, state: RequestState, headers: HeaderSink): Promise<void> {
-  const auth = await platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip)
+  const auth = await platform.authenticator.authenticate(request.headers.get('authorization'), state)
   if (auth) platform.limiter.peek(`key:${auth.principal.keyId}`, platform.limits.key, headers)
   else platform.limiter.peek(`ip:${state.ip}`, platform.limits.anonymous, headers)
 }

@@ -135,8 +135,8 @@ interface Verified {
   usedAt: number
 }
 
-/** Who presented a key: the client address, read only when a check is needed. */
-export type ClientAddress = () => string
+/** Who presented a key: the client address, read only when a check is needed (a request's state is one). */
+export type ClientAddress = { readonly ip: string }
 
 export class Authenticator {
   private readonly verified = new Lru<string, Verified>(10_000)
@@ -172,8 +172,8 @@ export class Authenticator {
     const named = match[1] ?? match[5]
     if (!named) return found
     // A credential that names an owner must be that owner's: the router trusted the name.
-    const ours = (context: AuthContext | null) => (context?.subject.id === named ? context : null)
-    return found instanceof Promise ? found.then(ours) : ours(found)
+    if (found instanceof Promise) return found.then((context) => (context?.subject.id === named ? context : null))
+    return found?.subject.id === named ? found : null
   }
 
   /**
@@ -272,7 +272,7 @@ export class Authenticator {
   }
 
   private async verifyNow(keyId: string, secret: string, client: ClientAddress): Promise<AuthContext | null> {
-    const address = client()
+    const address = client.ip
     if (this.locked(address, keyId)) return null
     const readAt = this.control.commits.current(this.now())
     const found = this.control.findKey(keyId)
@@ -294,7 +294,7 @@ export class Authenticator {
    * of the slow path costs, so it tells nothing either; a locked pair is refused at once.
    */
   private refuse(keyId: string, client: ClientAddress): null | Promise<null> {
-    const address = client()
+    const address = client.ip
     if (this.locked(address, keyId)) return null
     // A decoy that cannot be made refuses all the same.
     return this.decoyHash()

@@ -123,14 +123,25 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 /**
  * Request ids need to be unique, not unguessable: 72 random bits fixed per process, then a
  * counter, 32 hex digits in all (like a UUID) and far cheaper than a fresh UUID per request.
- * The counter starts at 2^52 so it always prints as 14 digits.
+ * The counter is two small integers, each printed at a fixed width (a number above 2^31 prints
+ * in hex several times slower): 6 digits for every 2^28 requests, then the 8 of the count.
  */
 const REQUEST_ID_PREFIX = `req_${Buffer.from(crypto.getRandomValues(new Uint8Array(9))).toString('hex')}`
-let requestCounter = 2 ** 52
+const LOW_START = 0x1000_0000
+const LOW_END = 0x2000_0000
+let highText = (0x100_0000).toString(16).slice(1)
+let high = 0
+let low = LOW_START
 
 /** A client-sent X-Request-Id when it is a sane token, otherwise a fresh one. */
 function chooseRequestId(sent: string | null): string {
   if (sent && SANE_REQUEST_ID.test(sent)) return sent
-  requestCounter += 1
-  return REQUEST_ID_PREFIX + requestCounter.toString(16)
+  low += 1
+  if (low === LOW_END) {
+    low = LOW_START + 1
+    high += 1
+    highText = (0x100_0000 + high).toString(16).slice(-6)
+  }
+  // `low` prints as 8 digits starting with 1: its last 7 and a fixed digit before them keep the width.
+  return REQUEST_ID_PREFIX + highText + low.toString(16)
 }

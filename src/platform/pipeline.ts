@@ -138,15 +138,19 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       if (cors) cors.decorate(request.headers.get('origin'), set.headers)
       // In a cluster, an owner placed elsewhere or moving is refused first (CONTRACT §31).
       const gate = platform.cluster?.gate(request.headers.get('authorization'))
-      const found = platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip)
-      const go = (auth: AuthContext | null) => {
-        if (gate && auth) gate.admit(auth.subject.id)
-        return proceed(request, params, set, state, auth, gate)
-      }
+      const found = platform.authenticator.authenticate(request.headers.get('authorization'), state)
       // Errors are logged by the error handler; answers here, once they are made.
-      let answer: ReturnType<typeof go> | Promise<ReturnType<typeof go>>
+      let answer: ReturnType<typeof proceed> | Promise<ReturnType<typeof proceed>>
       try {
-        answer = found instanceof Promise ? found.then(go) : go(found)
+        if (found instanceof Promise) {
+          answer = found.then((auth) => {
+            if (gate && auth) gate.admit(auth.subject.id)
+            return proceed(request, params, set, state, auth, gate)
+          })
+        } else {
+          if (gate && found) gate.admit(found.subject.id)
+          answer = proceed(request, params, set, state, found, gate)
+        }
       } catch (error) {
         gate?.leave()
         throw error

@@ -114,11 +114,20 @@ function secondsLeft(now: number, size: number): number {
   return Math.max(1, Math.ceil((size - (now % size)) / 1000))
 }
 
+/** The two reset headers' text, the same for every request of one second: made once a second. */
+const resets = { second: Number.NaN, minute: '', day: '' }
+
 function writeHeaders(headers: HeaderSink, row: RateLimitRow, limits: Limits, now: number): void {
+  const second = Math.floor(now / 1000)
+  if (second !== resets.second) {
+    resets.second = second
+    resets.minute = String(secondsLeft(now, MINUTE))
+    resets.day = String(secondsLeft(now, DAY))
+  }
   headers['x-ratelimit-limit-minute'] = limits.perMinuteText
   headers['x-ratelimit-remaining-minute'] = String(Math.max(0, limits.perMinute - row.minuteCount))
-  headers['x-ratelimit-reset-minute'] = String(secondsLeft(now, MINUTE))
+  headers['x-ratelimit-reset-minute'] = resets.minute
   headers['x-ratelimit-limit-day'] = limits.perDayText
   headers['x-ratelimit-remaining-day'] = String(Math.max(0, limits.perDay - row.dayCount))
-  headers['x-ratelimit-reset-day'] = String(secondsLeft(now, DAY))
+  headers['x-ratelimit-reset-day'] = resets.day
 }

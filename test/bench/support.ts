@@ -386,6 +386,59 @@ export async function interleavedRounds(
   return { rounds, median: middle }
 }
 
+export interface ThreeWayRound {
+  bare: LoadResult
+  floor: LoadResult
+  pfin: LoadResult
+}
+
+export interface ThreeWayFigures {
+  rounds: ThreeWayRound[]
+  /** Medians over the rounds of pfin ÷ bare, floor ÷ bare and pfin ÷ floor, by requests per second. */
+  rps: { pfinToBare: number; floorToBare: number; pfinToFloor: number }
+  /** The same by server CPU per request (the other's µs ÷ pfin's): steadier on a busy machine; undefined without /proc. */
+  cpu?: { pfinToBare: number; floorToBare: number; pfinToFloor: number }
+}
+
+/**
+ * A bare `Bun.serve`, the stack's floor (Elysia doing the same work with the same headers) and
+ * pfin under the same load in `settings.rounds` rounds, the order turning each round so none
+ * always meets a warmer or busier machine. Each ratio is the median of the per-round ratios.
+ */
+export async function threeWayRounds(loads: { bare: LoadOptions; floor: LoadOptions; pfin: LoadOptions }): Promise<ThreeWayFigures> {
+  const order = ['bare', 'floor', 'pfin'] as const
+  for (const name of order) await warm(loads[name])
+  const rounds: ThreeWayRound[] = []
+  for (let round = 0; round < settings.rounds; round++) {
+    const results: Partial<ThreeWayRound> = {}
+    for (let i = 0; i < order.length; i++) {
+      const name = order[(round + i) % order.length] as (typeof order)[number]
+      const result = await load(loads[name])
+      if (result.non2xx || result.errors) throw new Error(`responses other than 2xx during the run:\n${describe(name, result)}`)
+      results[name] = result
+    }
+    const done = results as ThreeWayRound
+    rounds.push(done)
+    for (const name of order) console.log(`round ${round + 1}: ${describe(name, done[name]).trimEnd()}`)
+  }
+  const ratios = (of: (r: LoadResult) => number | undefined, inverse: boolean) => {
+    const pick = (a: LoadResult, b: LoadResult) => {
+      const x = of(a)
+      const y = of(b)
+      return x === undefined || y === undefined ? undefined : inverse ? y / x : x / y
+    }
+    const each = (a: keyof ThreeWayRound, b: keyof ThreeWayRound) => rounds.map((r) => pick(r[a], r[b]))
+    const mid = (values: (number | undefined)[]) => (values.every((v) => v !== undefined) ? median(values as number[]) : undefined)
+    const pfinToBare = mid(each('pfin', 'bare'))
+    const floorToBare = mid(each('floor', 'bare'))
+    const pfinToFloor = mid(each('pfin', 'floor'))
+    return pfinToBare === undefined || floorToBare === undefined || pfinToFloor === undefined ? undefined : { pfinToBare, floorToBare, pfinToFloor }
+  }
+  const rps = ratios((r) => r.rps, false) as ThreeWayFigures['rps']
+  const cpu = ratios((r) => r.serverCpuUs?.total, true)
+  return { rounds, rps, cpu }
+}
+
 /**
  * Loads every variant for every owner, one after another, each after its own warm-up; the
  * results are keyed `variant.name/owner.label`. Any response other than 2xx stops the run.

@@ -169,13 +169,7 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
       Object.assign(set.headers, PRIVATE_ANSWER_HEADERS)
       const gate = platform.cluster?.gate(request.headers.get('authorization'))
       try {
-        const found = admit(
-          platform,
-          await platform.authenticator.authenticate(request.headers.get('authorization'), () => state.ip),
-          state,
-          set.headers,
-          'mcp',
-        )
+        const found = admit(platform, await platform.authenticator.authenticate(request.headers.get('authorization'), state), state, set.headers, 'mcp')
         gate?.admit(found.subject.id)
         // Pfin-Subject works here as on every REST route (CONTRACT §17, §30): tools act on that ledger,
         // which in a cluster must be on this node too (§31).
