@@ -122,12 +122,21 @@ async function answerAsJson(
 }
 
 export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], server: ServerLookup) {
-  const tools = buildTools(routes)
+  // Made with the first /mcp request: describing every tool costs a server's start ~10 ms it need not wait for.
+  let described: { tools: ToolSpec[]; readLimit: number } | undefined
+  const describe = () => {
+    if (!described) {
+      const tools = buildTools(routes)
+      const readLimit = Math.max(MAX_BODY_BYTES, ...tools.flatMap((tool) => tool.routes.map((route) => route.maxBodyBytes ?? MAX_BODY_BYTES)))
+      described = { tools, readLimit }
+    }
+    return described
+  }
   const factory = (McpServer: Sdk['McpServer']) => (context: McpRequestContext) => {
     const call = context.authInfo?.extra?.call as ToolCall
     // Tools are a capability even for a key that may use none: tools/list is then empty, a call -32602.
     const mcp = new McpServer({ name: 'pfin', version: '1.0.0-alpha' }, { instructions: INSTRUCTIONS, capabilities: { tools: {} } })
-    for (const tool of tools) {
+    for (const tool of describe().tools) {
       if (!allowed(tool, call.auth)) continue
       mcp.registerTool(
         tool.name,
@@ -147,6 +156,7 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
   let handler: Promise<McpHttpHandler> | undefined
   const mcpHandler = () =>
     (handler ??= import('@modelcontextprotocol/server').then((sdk) => {
+      const { readLimit } = describe()
       const make = factory(sdk.McpServer)
       const modern = sdk.createMcpHandler(make, { legacy: 'stateless', maxRequestBodySize: readLimit })
       return {
@@ -158,7 +168,6 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
       } as McpHttpHandler
     }))
   const allowedOrigins = new Set(platform.config.mcpAllowedOrigins)
-  const readLimit = Math.max(MAX_BODY_BYTES, ...tools.flatMap((tool) => tool.routes.map((route) => route.maxBodyBytes ?? MAX_BODY_BYTES)))
 
   return new Elysia({ name: 'mcp' }).post(
     '/mcp',
@@ -184,6 +193,7 @@ export function mcpEndpoint(platform: Platform, routes: readonly AnyRoute[], ser
         state.auth = auth
         // /mcp takes its input in the body only, and refuses query parameters as every REST route that takes none.
         if (request.url.includes('?')) refuseQueryParameters(requestUrl(request).searchParams)
+        const { tools, readLimit } = describe()
         const decoded = await readJsonBody(request, readLimit)
         const messages = readMessages(decoded?.value, tools)
         if (decoded && decoded.bytes > messages.limit) throw tooLarge(messages.limit)
