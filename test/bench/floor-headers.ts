@@ -12,18 +12,26 @@ let served = 0
 const REQUEST_ID_PREFIX = `req_${'f'.repeat(24)}`
 
 const secondsLeft = (now: number, size: number) => String(Math.max(1, Math.ceil((size - (now % size)) / 1000)))
+/** The reset headers change once a second: made once a second, as pfin makes them. */
+const resets = { second: Number.NaN, minute: '', day: '' }
 
 export function setFloorHeaders(headers: Record<string, string | number>): void {
   const now = Date.now()
   served += 1
+  const second = Math.floor(now / 1000)
+  if (second !== resets.second) {
+    resets.second = second
+    resets.minute = secondsLeft(now, MINUTE)
+    resets.day = secondsLeft(now, DAY)
+  }
   headers['cache-control'] = 'no-store'
   headers['x-content-type-options'] = 'nosniff'
   headers['content-type'] = 'application/json'
   headers['x-request-id'] = REQUEST_ID_PREFIX + (0x1000_0000 + served).toString(16)
   headers['x-ratelimit-limit-minute'] = String(perMinute)
   headers['x-ratelimit-remaining-minute'] = String(perMinute - served)
-  headers['x-ratelimit-reset-minute'] = secondsLeft(now, MINUTE)
+  headers['x-ratelimit-reset-minute'] = resets.minute
   headers['x-ratelimit-limit-day'] = String(perDay)
   headers['x-ratelimit-remaining-day'] = String(perDay - served)
-  headers['x-ratelimit-reset-day'] = secondsLeft(now, DAY)
+  headers['x-ratelimit-reset-day'] = resets.day
 }
