@@ -432,3 +432,9 @@ export function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number
 }
+
+/** A process's CPU time so far (user + system, all threads), in ms, from /proc; NaN elsewhere. */
+export function processCpuMs(pid: number): number {
+  const ticks = cpuTicks(pid)
+  return ticks ? ((ticks.user + ticks.system) * 1000) / CLOCK_TICKS : Number.NaN
+}
