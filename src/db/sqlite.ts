@@ -33,8 +33,10 @@ export function openDatabase(
     if (options.existing) assertNotEmpty(db)
     if (options.verify) assertIntact(db)
     // Space that deletions and purges free can be given back (`PRAGMA incremental_vacuum`): this
-    // takes effect in a file made now, and at the next VACUUM of an older one.
-    db.run('PRAGMA auto_vacuum = INCREMENTAL')
+    // takes effect in a file made now, and at the next VACUUM of an older one. Set only where it
+    // is not yet: setting it writes the header in a commit of its own, even to the same value,
+    // which made every open of an owner a commit and an fsync (and its close a checkpoint).
+    if (pragmaNumber(db, 'auto_vacuum') !== INCREMENTAL) db.run('PRAGMA auto_vacuum = INCREMENTAL')
     db.run('PRAGMA journal_mode = WAL')
     db.run(`PRAGMA synchronous = ${options.synchronous}`)
     db.run('PRAGMA foreign_keys = ON')

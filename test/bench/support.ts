@@ -1,5 +1,5 @@
 import type { Subprocess } from 'bun'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -466,4 +466,28 @@ export function describe(label: string, r: LoadResult): string {
   const health = r.non2xx || r.errors ? `  !! ${r.non2xx} non-2xx, ${r.errors} socket errors` : ''
   const cpu = r.serverCpuUs ? `   server CPU ${r.serverCpuUs.total.toFixed(1).padStart(6)} µs/req` : ''
   return `${label.padEnd(28)} ${fmt.rps(r.rps).padStart(14)}   p50 ${fmt.ms(r.latencyMs.p50).padStart(9)}   p99 ${fmt.ms(r.latencyMs.p99).padStart(9)}${cpu}${health}`
+}
+
+/** A process's resident set (VmRSS) in MiB and its open descriptors (entries of /proc/<pid>/fd); NaN without /proc. */
+export function processFootprint(pid: number): { rssMiB: number; fds: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const rss = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN)
+    return { rssMiB: rss / 1024, fds: readdirSync(`/proc/${pid}/fd`).length }
+  } catch {
+    return { rssMiB: Number.NaN, fds: Number.NaN }
+  }
+}
+
+/** The `p`th percentile (0–100, nearest rank) of `values`; NaN for none. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number
+}
+
+/** A process's CPU time so far (user + system, all threads), in ms, from /proc; NaN elsewhere. */
+export function processCpuMs(pid: number): number {
+  const ticks = cpuTicks(pid)
+  return ticks ? ((ticks.user + ticks.system) * 1000) / CLOCK_TICKS : Number.NaN
 }

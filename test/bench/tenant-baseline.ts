@@ -6,7 +6,8 @@ import { join } from 'node:path'
  * doing the work pfin's routes do, without pfin. Owners are named by `?owner=ID`; an owner's
  * file is DATA_DIR/tenants/ID.db (a copy of a pfin tenant file, so the same schema), opened
  * on its first request with pfin's pragmas (WAL, synchronous=FULL, foreign keys, temp_store
- * in memory) and kept open.
+ * in memory) and kept open; with CACHE_SIZE set, at most that many stay open, the least recently
+ * used closed first (as pfin's TENANT_CACHE_SIZE).
  *  - `GET /v1/me`: BODY (fixed bytes);
  *  - `GET /v1/transactions?owner=ID&limit=N`: the newest N rows as `{ data, hasMore }`;
  *  - `POST /v1/transactions/upsert?owner=ID`: `{ externalId, accountId, amount, date, note }`
@@ -24,10 +25,17 @@ interface Owner {
   byExternalId: ReturnType<Database['query']>
 }
 const owners = new Map<string, Owner>()
+const cacheSize = Number(process.env.CACHE_SIZE ?? Number.POSITIVE_INFINITY)
 
 function owner(id: string): Owner {
   let found = owners.get(id)
-  if (found) return found
+  if (found) {
+    if (cacheSize !== Number.POSITIVE_INFINITY) {
+      owners.delete(id)
+      owners.set(id, found)
+    }
+    return found
+  }
   if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error('bad owner')
   const db = new Database(join(dataDir, 'tenants', `${id}.db`), { strict: true })
   db.run('PRAGMA busy_timeout = 10000')
@@ -46,6 +54,11 @@ function owner(id: string): Owner {
     byExternalId: db.query('SELECT * FROM transactions WHERE external_id = ?'),
   }
   owners.set(id, found)
+  if (owners.size > cacheSize) {
+    const [oldest, evicted] = owners.entries().next().value as [string, Owner]
+    owners.delete(oldest)
+    evicted.db.close()
+  }
   return found
 }
 
