@@ -39,15 +39,26 @@ const placeCommand: CommandSpec = {
 const moveCommand: CommandSpec = {
   name: 'cluster move',
   summary: 'move an owner to another node: freeze, copy (VACUUM INTO) with its keys and answers, verify, flip the router, unfreeze',
-  usage: 'OWNER_ID --to NODE --cluster FILE',
-  flags: [{ name: 'to', value: 'NODE', about: 'the node to move the owner to' }, CLUSTER_FLAG],
+  usage: 'OWNER_ID --to NODE --cluster FILE [--keep-source]',
+  flags: [
+    { name: 'to', value: 'NODE', about: 'the node to move the owner to' },
+    CLUSTER_FLAG,
+    { name: 'keep-source', about: "leave the source node's old copy where it is (by default it goes to that node's moved/ folder)" },
+  ],
   positionals: ['OWNER_ID'],
   example: 'cluster move own_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b --to node-b --cluster /etc/pfin/cluster.json',
   dataDir: 'ignores',
-  notes: 'Prints (--json): {"owner", "from", "to", "epoch", "frozenMs", "mark"}. While frozen, its requests answer 503 owner_moving with Retry-After: 1.',
+  notes:
+    'Prints (--json): {"owner", "from", "to", "epoch", "frozenMs", "phases": {"freezeMs", "copyMs", "checkMs", "controlMs", "flipMs"}, "mark", "source"}. While frozen, its requests answer 503 owner_moving with Retry-After: 1. After the flip the source\'s old copy is renamed to <its DATA_DIR>/moved/<owner>.epoch<N>.db ("source"; null: left in place); the source keeps refusing the owner (421).',
   async run(s, { flags, positionals: [owner] }) {
-    const result = await move(spec(flags), owner as string, required(flags, 'to'))
-    s.out.result(result, `Moved ${result.owner} from ${result.from} to ${result.to} (epoch ${result.epoch}); frozen ${result.frozenMs} ms`)
+    const result = await move(spec(flags), owner as string, required(flags, 'to'), (message) => console.error(`pfin: ${message}`), {
+      keepSource: flags['keep-source'] === true,
+    })
+    const p = result.phases
+    s.out.result(
+      result,
+      `Moved ${result.owner} from ${result.from} to ${result.to} (epoch ${result.epoch}); frozen ${result.frozenMs} ms (freeze ${p.freezeMs}, copy ${p.copyMs}, check ${p.checkMs}, control rows ${p.controlMs}, flip ${p.flipMs}); old copy ${result.source ?? 'left in place'}`,
+    )
     return 0
   },
 }

@@ -2,7 +2,8 @@ import { Database } from 'bun:sqlite'
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { prepareDir } from '../db/data-dir.ts'
 import { isId } from '../db/ids.ts'
 import { copyDatabase } from '../db/sqlite.ts'
 import { ACK_FILE, type Directory, readDirectory, writeDirectory } from '../platform/cluster.ts'
@@ -166,16 +167,50 @@ export type MoveResult = {
   to: string
   epoch: number
   frozenMs: number
+  /** Where each millisecond of the freeze went (CONTRACT §31). */
+  phases: { freezeMs: number; copyMs: number; checkMs: number; controlMs: number; flipMs: number }
   mark: Record<string, number | string>
+  /** Where the source node's old copy went (`moved/…` under its DATA_DIR), or null when it was left in place. */
+  source: string | null
+}
+
+/** How long the tool waits for the source node to confirm it let go of the owner before it puts the old copy aside. */
+const RELEASE_TIMEOUT_MS = 10_000
+
+/**
+ * Puts the source node's old copy of a moved owner aside, into `<DATA_DIR>/moved/<ownerId>.epoch<N>.db`
+ * (with its -wal and -shm, renamed together: a rename copies no byte, and SQLite reads the set as
+ * it was). Only once the node has confirmed the directory that places the owner elsewhere: it
+ * has closed its connection by then and refuses the owner (421). Returns the new path, or null.
+ */
+async function putSourceAside(node: ClusterNodeSpec, ownerId: string, epoch: number, version: number): Promise<string | null> {
+  if (!(await awaitAck(node, version, RELEASE_TIMEOUT_MS))) return null
+  const original = tenantPath(node, ownerId)
+  if (!existsSync(original)) return null
+  const folder = join(node.dataDir, 'moved')
+  prepareDir(folder)
+  let aside = join(folder, `${ownerId}.epoch${epoch}.db`)
+  if (existsSync(aside)) aside = join(folder, `${ownerId}.epoch${epoch}.${Date.now()}.db`)
+  // The log first: a reader that finds the file without its log would miss committed pages.
+  for (const suffix of ['-wal', '-shm']) if (existsSync(original + suffix)) renameSync(original + suffix, aside + suffix)
+  renameSync(original, aside)
+  return aside
 }
 
 /**
  * A planned move: freeze the owner at the router and at its node (which waits for its requests
  * under way), copy its file with VACUUM INTO and its control rows, compare the high-water marks,
  * then place it on the new node with the next epoch and point the router there. No checkpoint
- * runs while it is frozen. Any failure before the flip unfreezes it where it was.
+ * runs while it is frozen. Any failure before the flip unfreezes it where it was. After the flip,
+ * the source's old copy goes to its `moved/` folder (`keepSource`: left where it was).
  */
-export async function move(spec: ClusterSpec, ownerId: string, toName: string, progress: Progress = () => {}): Promise<MoveResult> {
+export async function move(
+  spec: ClusterSpec,
+  ownerId: string,
+  toName: string,
+  progress: Progress = () => {},
+  options: { keepSource?: boolean } = {},
+): Promise<MoveResult> {
   ownerIdChecked(ownerId)
   const placement = readDirectory(spec.directory).owners[ownerId]
   if (!placement) throw new ClusterError(`owner ${ownerId} is not placed; use pfin cluster place`)
@@ -183,6 +218,13 @@ export async function move(spec: ClusterSpec, ownerId: string, toName: string, p
   const from = nodeOf(spec, placement.node)
   const to = nodeOf(spec, toName)
   const started = performance.now()
+  let at = started
+  const lap = () => {
+    const now = performance.now()
+    const ms = Math.round(now - at)
+    at = now
+    return ms
+  }
   await route(spec, ownerId, FROZEN_BACKEND)
   const frozen = changeDirectory(spec, (d) => {
     d.owners[ownerId] = { ...placement, frozen: true }
@@ -194,30 +236,39 @@ export async function move(spec: ClusterSpec, ownerId: string, toName: string, p
     await route(spec, ownerId, from.backend)
   }
   let mark: Record<string, number | string>
+  const phases = { freezeMs: 0, copyMs: 0, checkMs: 0, controlMs: 0, flipMs: 0 }
   try {
     if (!(await awaitAck(from, frozen.version, 10_000))) throw new ClusterError(`node ${placement.node} did not confirm the freeze within 10 s`)
+    phases.freezeMs = lap()
     progress('frozen; copying')
     const target = tenantPath(to, ownerId)
     const partial = `${target}.moving`
+    prepareDir(dirname(target))
     rmSync(partial, { force: true })
     copyDatabase(tenantPath(from, ownerId), partial)
+    phases.copyMs = lap()
     mark = highWaterMark(tenantPath(from, ownerId))
     const copied = highWaterMark(partial)
     if (JSON.stringify(mark) !== JSON.stringify(copied))
       throw new ClusterError(`the copy differs from the original: ${JSON.stringify(mark)} vs ${JSON.stringify(copied)}`)
+    phases.checkMs = lap()
     copyControlRows(join(from.dataDir, 'control.db'), join(to.dataDir, 'control.db'), ownerId, true)
     renameSync(partial, target)
+    phases.controlMs = lap()
   } catch (error) {
     await unfreeze()
     throw error
   }
   const epoch = placement.epoch + 1
-  changeDirectory(spec, (d) => {
+  const flipped = changeDirectory(spec, (d) => {
     d.owners[ownerId] = { node: toName, epoch }
   })
   await route(spec, ownerId, to.backend)
+  phases.flipMs = lap()
   const frozenMs = Math.round(performance.now() - started)
-  return { owner: ownerId, from: placement.node, to: toName, epoch, frozenMs, mark }
+  const source = options.keepSource ? null : await putSourceAside(from, ownerId, placement.epoch, flipped.version)
+  if (!options.keepSource && source === null) progress(`node ${placement.node} did not confirm in time: its old copy of ${ownerId} is left in place`)
+  return { owner: ownerId, from: placement.node, to: toName, epoch, frozenMs, phases, mark, source }
 }
 
 async function restoreReplica(url: string, output: string): Promise<void> {
@@ -268,6 +319,7 @@ export async function failover(spec: ClusterSpec, lostName: string, progress: Pr
       // Writes after the replica's last sync are gone: sync clients start again (410), as after a restore.
       db.run('UPDATE feed_state SET epoch = lower(hex(randomblob(8))) WHERE id = 1')
       db.close()
+      prepareDir(dirname(tenantPath(to, owner)))
       copyDatabase(restored, `${tenantPath(to, owner)}.moving`)
       // Answers are not copied: the owner's file keeps its own, in step with its data (CONTRACT §8).
       copyControlRows(control, join(to.dataDir, 'control.db'), owner, false)
