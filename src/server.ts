@@ -37,7 +37,7 @@ export function createPlatform(config: Config, log: (message: string) => void = 
   const lock = DataDirLock.acquire(config.dataDir)
   let control: ControlStore
   try {
-    control = new ControlStore(config.dataDir)
+    control = new ControlStore(config.dataDir, !config.cluster?.replica)
   } catch (error) {
     lock.release()
     throw error

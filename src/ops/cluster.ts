@@ -142,6 +142,8 @@ function copyControlRows(from: string, to: string, ownerId: string, answers: boo
   const db = new Database(to, { readwrite: true, create: false })
   try {
     db.run('PRAGMA busy_timeout = 5000')
+    // The node's Litestream is the only checkpointer of its control.db (CONTRACT §31).
+    db.run('PRAGMA wal_autocheckpoint = 0')
     db.run('ATTACH DATABASE ? AS source', [from])
     db.transaction(() => {
       const byOwner = ['owners:id', 'api_keys:owner_id', 'owner_logins:owner_id', 'owner_invites:owner_id', 'oauth_grants:owner_id']

@@ -1,6 +1,7 @@
 import { type Subprocess, spawn } from 'bun'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { LITESTREAM_CONFIG } from '../db/data-dir.ts'
 
 /**
  * Litestream (v0.3.13, from the npm package @flydotio/litestream) replicating a node's files
@@ -65,7 +66,7 @@ export class LitestreamSupervisor {
   private async restart(owners: string[]): Promise<void> {
     await this.kill()
     if (this.stopping) return
-    const config = join(this.dataDir, 'litestream.yml')
+    const config = join(this.dataDir, LITESTREAM_CONFIG)
     const databases = [{ path: join(this.dataDir, 'control.db'), url: replicaOf(this.replica, null) }]
     for (const owner of owners) databases.push({ path: join(this.dataDir, 'tenants', `${owner}.db`), url: replicaOf(this.replica, owner) })
     for (const { url } of databases) if (url.startsWith('file://')) mkdirSync(new URL(url).pathname, { recursive: true })
