@@ -338,3 +338,68 @@ export async function failover(spec: ClusterSpec, lostName: string, progress: Pr
   }
   return result
 }
+
+export type OldKey = {
+  node: string
+  owner: string
+  ownerName: string
+  id: string
+  name: string | null
+  scopes: string[]
+  createdAt: number
+  lastUsedAt: number | null
+  expiresAt: number | null
+  replacedBy: string | null
+}
+
+/**
+ * The live keys of every node whose text does not name their owner (`pfk_<keyId>_…`, made before
+ * CONTRACT §31): the router cannot place them. Never a secret: ids, names, scopes and times. Read
+ * with read-only connections (they never checkpoint). A node whose control.db cannot be read is
+ * named in `unreadable` with the reason.
+ */
+export function oldKeys(spec: ClusterSpec, now = Date.now()): { keys: OldKey[]; unreadable: { node: string; reason: string }[] } {
+  const keys: OldKey[] = []
+  const unreadable: { node: string; reason: string }[] = []
+  for (const [name, node] of Object.entries(spec.nodes)) {
+    const path = join(node.dataDir, 'control.db')
+    if (!existsSync(path)) {
+      unreadable.push({ node: name, reason: `no ${path}` })
+      continue
+    }
+    let db: Database | undefined
+    try {
+      db = new Database(path, { readonly: true })
+      db.run('PRAGMA busy_timeout = 5000')
+      const rows = db
+        .query<
+          {
+            owner: string
+            ownerName: string
+            id: string
+            name: string | null
+            scopes: string
+            createdAt: number
+            lastUsedAt: number | null
+            expiresAt: number | null
+            replacedBy: string | null
+          },
+          [number]
+        >(
+          `SELECT k.owner_id AS owner, o.name AS ownerName, k.id, k.name, k.scopes, k.created_at AS createdAt, k.last_used_at AS lastUsedAt,
+                  k.expires_at AS expiresAt, k.replaced_by AS replacedBy
+           FROM api_keys k JOIN owners o ON o.id = k.owner_id
+           WHERE k.names_owner = 0 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?)
+           ORDER BY k.owner_id, k.created_at`,
+        )
+        .all(now)
+      for (const row of rows) keys.push({ node: name, ...row, scopes: JSON.parse(row.scopes) as string[] })
+    } catch (error) {
+      // A node still on a version before key forms were recorded: start it with this one first (it migrates control.db).
+      unreadable.push({ node: name, reason: String((error as Error).message ?? error) })
+    } finally {
+      db?.close()
+    }
+  }
+  return { keys, unreadable }
+}
