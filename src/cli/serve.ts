@@ -69,7 +69,10 @@ async function serve(session: Session, flags: Flags): Promise<number> {
   const replica = config.cluster?.replica
   // Without replication, admin commands over this folder may checkpoint again (their sign is Litestream's configuration).
   if (!replica) rmSync(join(config.dataDir, LITESTREAM_CONFIG), { force: true })
-  const litestream = node && replica ? new LitestreamSupervisor(config.dataDir, replica, (message) => console.error(`pfin: ${message}`)) : null
+  const litestream =
+    node && replica
+      ? new LitestreamSupervisor(config.dataDir, replica, (message) => console.error(`pfin: ${message}`), config.cluster?.replicaIntervalSeconds)
+      : null
   if (node && litestream) {
     node.onChange(() => litestream.update(node.owners()))
     litestream.update(node.owners())

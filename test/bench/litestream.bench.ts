@@ -7,7 +7,8 @@ import { admin, Cleanup, tempDir } from './support.ts'
 /**
  * What Litestream (v0.3.13, as a cluster node runs it, CONTRACT §31) costs for idle owners: N
  * copies of a fresh owner's file (made by `pfin owner create`, copied while nothing has it open),
- * replicated to a local folder at a given sync interval. After Litestream has taken its first
+ * replicated to a local folder at a given interval (its monitor-interval and sync-interval, as a
+ * node sets both from CLUSTER_REPLICA_INTERVAL). After Litestream has taken its first
  * snapshot of every file (LITESTREAM_SETTLE seconds, default 20), its CPU (user + system ticks
  * from /proc over LITESTREAM_WINDOW seconds, default 15) and RSS are read, beside the machine's
  * load average. N from LITESTREAM_OWNERS (default 100,300,1000); intervals from
@@ -37,7 +38,7 @@ const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice
 
 export const benchmark: Benchmark = {
   name: 'litestream',
-  description: `Litestream 0.3.13 replicating ${OWNERS.join('/')} idle owners at sync intervals ${INTERVALS.join('/')}: CPU and RSS`,
+  description: `Litestream 0.3.13 replicating ${OWNERS.join('/')} idle owners at intervals ${INTERVALS.join('/')}: CPU and RSS`,
   async run() {
     let binary: string
     try {
@@ -76,7 +77,7 @@ export const benchmark: Benchmark = {
             const started = performance.now()
             await Bun.sleep(WINDOW_S * 1000)
             const cores = (cpuTicks(child.pid) - before) / TICKS_PER_S / ((performance.now() - started) / 1000)
-            const line = `${String(owners).padStart(5)} idle owners, sync-interval ${interval.padEnd(3)}: ${cores.toFixed(3)} core, RSS ${rssMiB(child.pid).toFixed(0)} MiB (load average ${loadAverage()})`
+            const line = `${String(owners).padStart(5)} idle owners, interval ${interval.padEnd(3)}: ${cores.toFixed(3)} core, RSS ${rssMiB(child.pid).toFixed(0)} MiB (load average ${loadAverage()})`
             console.log(line)
             rows.push(`${owners}@${interval} ${cores.toFixed(2)} core ${rssMiB(child.pid).toFixed(0)} MiB`)
           } finally {

@@ -141,6 +141,12 @@ test.skipIf(!haproxy)(
     expect(moved.to).toBe('b')
     expect(moved.frozenMs as number).toBeLessThan(2000)
     moving.node = 'b'
+    // The source's old copy is put aside, not left as a second live-looking copy; the source still refuses the owner.
+    expect(moved.source).toBe(join(dataDir('a'), 'moved', `${moving.id}.epoch1.db`))
+    expect(existsSync(join(dataDir('a'), 'tenants', `${moving.id}.db`))).toBe(false)
+    expect(integrity(moved.source as string)).toBe('ok')
+    const atSource = await call((servers.a as GroupServer).url, 'GET', '/v1/accounts', { key: moving.key })
+    expect(atSource.status).toBe(421)
     await Bun.sleep(2500)
 
     // Node c and its disk are lost.
