@@ -9,7 +9,7 @@ import { admin, Cleanup, tempDir } from './support.ts'
  * copies of a fresh owner's file (made by `pfin owner create`, copied while nothing has it open),
  * replicated to a local folder at a given interval (its monitor-interval and sync-interval, as a
  * node sets both from CLUSTER_REPLICA_INTERVAL). After Litestream has taken its first
- * snapshot of every file (LITESTREAM_SETTLE seconds, default 20), its CPU (user + system ticks
+ * snapshot of every file (and LITESTREAM_SETTLE seconds more, default 5), its CPU (user + system ticks
  * from /proc over LITESTREAM_WINDOW seconds, default 15) and RSS are read, beside the machine's
  * load average. N from LITESTREAM_OWNERS (default 100,300,1000); intervals from
  * LITESTREAM_INTERVALS (default 1s,10s). No target: the figures size a node (docs/operations.md).
@@ -17,7 +17,7 @@ import { admin, Cleanup, tempDir } from './support.ts'
 
 const OWNERS = (process.env.LITESTREAM_OWNERS ?? '100,300,1000').split(',').map(Number)
 const INTERVALS = (process.env.LITESTREAM_INTERVALS ?? '1s,10s').split(',')
-const SETTLE_S = Number(process.env.LITESTREAM_SETTLE ?? 20)
+const SETTLE_S = Number(process.env.LITESTREAM_SETTLE ?? 5)
 const WINDOW_S = Number(process.env.LITESTREAM_WINDOW ?? 15)
 const TICKS_PER_S = 100
 
@@ -71,6 +71,14 @@ export const benchmark: Benchmark = {
             await child.exited
           })
           try {
+            // Settled: every file has its first snapshot in the replica, then a few more seconds.
+            const deadline = Date.now() + 300_000
+            const hasSnapshot = (url: string) => {
+              const dir = new URL(url).pathname
+              return existsSync(dir) && new Bun.Glob('generations/*/snapshots/*').scanSync(dir).next().done === false
+            }
+            const snapshotted = () => databases.filter(({ url }) => hasSnapshot(url)).length
+            while (snapshotted() < owners && Date.now() < deadline && child.exitCode === null) await Bun.sleep(1000)
             await Bun.sleep(SETTLE_S * 1000)
             if (child.exitCode !== null) throw new Error(`litestream exited ${child.exitCode} with ${owners} databases`)
             const before = cpuTicks(child.pid)
