@@ -358,7 +358,8 @@ export function startMaintenance(platform: Platform): () => void {
   }
   purge()
   // Auto-posting (CONTRACT §29): a sweep of the owners due at start (catching up after downtime) and every minute.
-  const poster = new AutoPoster(platform.control.sqlite, platform.tenants, platform.log)
+  const cluster = platform.cluster
+  const poster = new AutoPoster(platform.control.sqlite, platform.tenants, platform.log, cluster ? (ownerId) => cluster.serves(ownerId) : undefined)
   platform.openHooks.push((tenant) => poster.opened(tenant))
   const post = () => {
     try {

@@ -146,7 +146,8 @@ function copyControlRows(from: string, to: string, ownerId: string, answers: boo
     db.run('PRAGMA wal_autocheckpoint = 0')
     db.run('ATTACH DATABASE ? AS source', [from])
     db.transaction(() => {
-      const byOwner = ['owners:id', 'api_keys:owner_id', 'owner_logins:owner_id', 'owner_invites:owner_id', 'oauth_grants:owner_id']
+      // schedule_due: the owner's next auto-posting date, so the new node's sweep posts it (§29).
+      const byOwner = ['owners:id', 'api_keys:owner_id', 'owner_logins:owner_id', 'owner_invites:owner_id', 'oauth_grants:owner_id', 'schedule_due:owner_id']
       if (answers) byOwner.push('idempotency_records:owner_id')
       for (const entry of byOwner) {
         const [table, column] = entry.split(':') as [string, string]
