@@ -38,9 +38,10 @@ export interface Config {
   publicUrl: string | null
   /**
    * This server as a node of a cluster (CONTRACT §31): its name, the directory file it reads,
-   * and where Litestream replicates its owners (null: no replication). Null on a single server.
+   * where Litestream replicates its owners (null: no replication) and how often it looks and
+   * ships (`CLUSTER_REPLICA_INTERVAL`, seconds, default 1). Null on a single server.
    */
-  cluster: { node: string; directory: string; replica: string | null } | null
+  cluster: { node: string; directory: string; replica: string | null; replicaIntervalSeconds: number } | null
   /** Access log lines on stdout: json, pretty, or off (default: json unless stdout is a terminal). */
   logFormat: 'json' | 'pretty' | 'off'
   /** A fixed "today" for schedules (`PFIN_TODAY`, a test setting, CONTRACT §29); null: the UTC date. */
@@ -155,7 +156,8 @@ function clusterFrom(env: Record<string, string | undefined>): Config['cluster']
     throw new ConfigError(`CLUSTER_NODE must be a node name such as node-a (lower-case letters, digits, -), got "${node ?? ''}"`)
   if (!directory) throw new ConfigError('CLUSTER_NODE needs CLUSTER_DIRECTORY, the directory file that `pfin cluster` writes')
   if (replica && !/^(file|s3):\/\/./.test(replica)) throw new ConfigError(`CLUSTER_REPLICA must be a file:// or s3:// URL, got "${replica}"`)
-  return { node, directory: resolve(directory), replica: replica?.replace(/\/+$/, '') ?? null }
+  const replicaIntervalSeconds = intFrom(env, 'CLUSTER_REPLICA_INTERVAL', 1, 1)
+  return { node, directory: resolve(directory), replica: replica?.replace(/\/+$/, '') ?? null, replicaIntervalSeconds }
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {

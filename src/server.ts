@@ -37,7 +37,7 @@ export function createPlatform(config: Config, log: (message: string) => void = 
   const lock = DataDirLock.acquire(config.dataDir)
   let control: ControlStore
   try {
-    control = new ControlStore(config.dataDir)
+    control = new ControlStore(config.dataDir, !config.cluster?.replica)
   } catch (error) {
     lock.release()
     throw error
@@ -358,7 +358,8 @@ export function startMaintenance(platform: Platform): () => void {
   }
   purge()
   // Auto-posting (CONTRACT §29): a sweep of the owners due at start (catching up after downtime) and every minute.
-  const poster = new AutoPoster(platform.control.sqlite, platform.tenants, platform.log)
+  const cluster = platform.cluster
+  const poster = new AutoPoster(platform.control.sqlite, platform.tenants, platform.log, cluster ? (ownerId) => cluster.serves(ownerId) : undefined)
   platform.openHooks.push((tenant) => poster.opened(tenant))
   const post = () => {
     try {

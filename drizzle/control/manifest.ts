@@ -4,6 +4,7 @@ import m1 from './0001_key_replaced_by.sql' with { type: 'text' }
 import m2 from './0002_oauth.sql' with { type: 'text' }
 import m3 from './0003_ledger_grants.sql' with { type: 'text' }
 import m4 from './0004_schedule_due.sql' with { type: 'text' }
+import m5 from './0005_key_names_owner.sql' with { type: 'text' }
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0000_init', when: 1795242103869, sql: m0 },
@@ -11,4 +12,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: '0002_oauth', when: 1795695240175, sql: m2 },
   { tag: '0003_ledger_grants', when: 1795705755385, sql: m3 },
   { tag: '0004_schedule_due', when: 1795710056226, sql: m4 },
+  { tag: '0005_key_names_owner', when: 1795715220735, sql: m5 },
 ]

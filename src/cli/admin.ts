@@ -45,6 +45,7 @@ function keyRow(minted: Minted, ownerId: string, options: KeyOptions, now: numbe
     expiresAt: options.ttlMs == null ? null : now + options.ttlMs,
     revokedAt: null,
     replacedBy: null,
+    namesOwner: 1,
   }
 }
 

@@ -1,7 +1,8 @@
 import { resolve } from 'node:path'
 import { readDirectory } from '../platform/cluster.ts'
-import { type ClusterSpec, failover, move, place, readClusterSpec } from '../ops/cluster.ts'
+import { type ClusterSpec, failover, move, oldKeys, place, readClusterSpec } from '../ops/cluster.ts'
 import { type Flags, optional, required, UsageError } from './args.ts'
+import { listedTime } from './output.ts'
 import type { CommandSpec, FlagSpec, GroupSpec } from './spec.ts'
 
 /**
@@ -18,7 +19,7 @@ function spec(flags: Flags): ClusterSpec {
 }
 
 const REISSUE =
-  'Keys made before pfin could run as a cluster (pfk_key_…) name no owner, so the router cannot send them to their node: replace each with `pfin key rotate KEY_ID` (the new key is pfk_own_…).'
+  "Keys made before pfin could run as a cluster (pfk_key_…) name no owner, so the router cannot send them to their node: `pfin cluster old-keys` lists them; replace each with `pfin key rotate KEY_ID` over its node's data folder (the new key is pfk_own_…, same owner, name and scopes)."
 
 const placeCommand: CommandSpec = {
   name: 'cluster place',
@@ -39,15 +40,26 @@ const placeCommand: CommandSpec = {
 const moveCommand: CommandSpec = {
   name: 'cluster move',
   summary: 'move an owner to another node: freeze, copy (VACUUM INTO) with its keys and answers, verify, flip the router, unfreeze',
-  usage: 'OWNER_ID --to NODE --cluster FILE',
-  flags: [{ name: 'to', value: 'NODE', about: 'the node to move the owner to' }, CLUSTER_FLAG],
+  usage: 'OWNER_ID --to NODE --cluster FILE [--keep-source]',
+  flags: [
+    { name: 'to', value: 'NODE', about: 'the node to move the owner to' },
+    CLUSTER_FLAG,
+    { name: 'keep-source', about: "leave the source node's old copy where it is (by default it goes to that node's moved/ folder)" },
+  ],
   positionals: ['OWNER_ID'],
   example: 'cluster move own_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b --to node-b --cluster /etc/pfin/cluster.json',
   dataDir: 'ignores',
-  notes: 'Prints (--json): {"owner", "from", "to", "epoch", "frozenMs", "mark"}. While frozen, its requests answer 503 owner_moving with Retry-After: 1.',
+  notes:
+    'Prints (--json): {"owner", "from", "to", "epoch", "frozenMs", "phases": {"freezeMs", "copyMs", "checkMs", "controlMs", "flipMs"}, "mark", "source"}. While frozen, its requests answer 503 owner_moving with Retry-After: 1. After the flip the source\'s old copy is renamed to <its DATA_DIR>/moved/<owner>.epoch<N>.db ("source"; null: left in place); the source keeps refusing the owner (421).',
   async run(s, { flags, positionals: [owner] }) {
-    const result = await move(spec(flags), owner as string, required(flags, 'to'))
-    s.out.result(result, `Moved ${result.owner} from ${result.from} to ${result.to} (epoch ${result.epoch}); frozen ${result.frozenMs} ms`)
+    const result = await move(spec(flags), owner as string, required(flags, 'to'), (message) => console.error(`pfin: ${message}`), {
+      keepSource: flags['keep-source'] === true,
+    })
+    const p = result.phases
+    s.out.result(
+      result,
+      `Moved ${result.owner} from ${result.from} to ${result.to} (epoch ${result.epoch}); frozen ${result.frozenMs} ms (freeze ${p.freezeMs}, copy ${p.copyMs}, check ${p.checkMs}, control rows ${p.controlMs}, flip ${p.flipMs}); old copy ${result.source ?? 'left in place'}`,
+    )
     return 0
   },
 }
@@ -79,11 +91,38 @@ const statusCommand: CommandSpec = {
   flags: [CLUSTER_FLAG],
   example: 'cluster status --cluster /etc/pfin/cluster.json',
   dataDir: 'ignores',
-  notes: 'Prints (--json): the directory {"version", "owners": {ownerId: {"node", "epoch"}}, "lost"}.',
+  notes:
+    'Prints (--json): the directory {"version", "owners": {ownerId: {"node", "epoch"}}, "lost"} and "oldKeys", the number of live keys in the old form (pfin cluster old-keys).',
   run(s, { flags }) {
-    const directory = readDirectory(spec(flags).directory)
+    const cluster = spec(flags)
+    const directory = readDirectory(cluster.directory)
     const lines = Object.entries(directory.owners).map(([owner, p]) => `${owner}  ${p.node}  epoch ${p.epoch}${p.frozen ? '  frozen' : ''}`)
-    s.out.result(directory as unknown as Record<string, unknown>, lines.join('\n') || 'No owner placed yet.')
+    const old = oldKeys(cluster).keys.length
+    if (old > 0) lines.push(`${old} live key(s) in the old form (no owner in them; the router cannot place them): pfin cluster old-keys`)
+    s.out.result({ ...directory, oldKeys: old }, lines.join('\n') || 'No owner placed yet.')
+    return 0
+  },
+}
+
+const oldKeysCommand: CommandSpec = {
+  name: 'cluster old-keys',
+  summary: 'list the live keys of every node still in the old form (pfk_key_…, no owner in them): the router cannot place them',
+  usage: '--cluster FILE',
+  flags: [CLUSTER_FLAG],
+  example: 'cluster old-keys --cluster /etc/pfin/cluster.json',
+  dataDir: 'ignores',
+  notes:
+    'Prints (--json): {"keys": [{node, owner, ownerName, id, name, scopes, createdAt, lastUsedAt, expiresAt, replacedBy}], "unreadable": [{node, reason}], "reissue"} (never a secret). Reissue each with `pfin key rotate KEY_ID --data-dir <its node\'s DATA_DIR>` (or `pfin key create --owner OWNER --scopes …` and then `pfin key revoke KEY_ID`), and give the new key to whoever used the old one. Keys made before this version are listed even if their text already names the owner (pfk_own_…): those may stay.',
+  run(s, { flags }) {
+    const { keys, unreadable } = oldKeys(spec(flags))
+    const reissue = "pfin key rotate KEY_ID --data-dir <the node's DATA_DIR>"
+    const lines = keys.map(
+      (k) =>
+        `${k.node}  ${k.owner} (${k.ownerName})  ${k.id}  ${k.name ?? '-'}  created ${listedTime(k.createdAt)}  last used ${listedTime(k.lastUsedAt)}  [${k.scopes.join(',')}]${k.replacedBy ? `  replaced by ${k.replacedBy}` : ''}`,
+    )
+    for (const u of unreadable) lines.push(`${u.node}: control.db not read (${u.reason})`)
+    const text = keys.length === 0 ? 'No key in the old form.' : `${lines.join('\n')}\nReissue each: ${reissue}`
+    s.out.result({ keys, unreadable, reissue }, keys.length === 0 && unreadable.length ? `${text}\n${lines.join('\n')}` : text)
     return 0
   },
 }
@@ -91,6 +130,6 @@ const statusCommand: CommandSpec = {
 export const clusterGroup: GroupSpec = {
   name: 'cluster',
   summary: 'run owners over several nodes behind HAProxy (CONTRACT §31)',
-  commands: [placeCommand, moveCommand, failoverCommand, statusCommand],
+  commands: [placeCommand, moveCommand, failoverCommand, statusCommand, oldKeysCommand],
   example: 'cluster status --cluster /etc/pfin/cluster.json',
 }

@@ -1,4 +1,7 @@
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { ConfigError, loadConfig } from '../config.ts'
+import { LITESTREAM_CONFIG } from '../db/data-dir.ts'
 import { closePlatform, createApp, createPlatform, listen, startMaintenance } from '../server.ts'
 import { LitestreamSupervisor } from '../ops/litestream.ts'
 import { scheduleBackups } from '../ops/schedule.ts'
@@ -64,7 +67,12 @@ async function serve(session: Session, flags: Flags): Promise<number> {
   // A cluster node replicates its owners with Litestream, restarted as they change (CONTRACT §31).
   const node = platform.cluster
   const replica = config.cluster?.replica
-  const litestream = node && replica ? new LitestreamSupervisor(config.dataDir, replica, (message) => console.error(`pfin: ${message}`)) : null
+  // Without replication, admin commands over this folder may checkpoint again (their sign is Litestream's configuration).
+  if (!replica) rmSync(join(config.dataDir, LITESTREAM_CONFIG), { force: true })
+  const litestream =
+    node && replica
+      ? new LitestreamSupervisor(config.dataDir, replica, (message) => console.error(`pfin: ${message}`), config.cluster?.replicaIntervalSeconds)
+      : null
   if (node && litestream) {
     node.onChange(() => litestream.update(node.owners()))
     litestream.update(node.owners())

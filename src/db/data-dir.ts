@@ -5,6 +5,18 @@ import { join } from 'node:path'
 /** The data folder cannot be used: the message names the path, the variable and what to do. */
 export class DataDirError extends Error {}
 
+/**
+ * Litestream's configuration in a DATA_DIR, written by a node that replicates it (CONTRACT §31):
+ * while it is there, every pfin process opening that folder's databases (the server, admin
+ * commands, `pfin cluster`) leaves checkpoints to Litestream.
+ */
+export const LITESTREAM_CONFIG = 'litestream.yml'
+
+/** Whether Litestream replicates this DATA_DIR (its configuration is there). */
+export function replicatedDataDir(dataDir: string): boolean {
+  return existsSync(join(dataDir, LITESTREAM_CONFIG))
+}
+
 const PRIVATE_DIR = 0o700
 const PRIVATE_FILE = 0o600
 

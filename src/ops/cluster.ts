@@ -2,7 +2,8 @@ import { Database } from 'bun:sqlite'
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { prepareDir } from '../db/data-dir.ts'
 import { isId } from '../db/ids.ts'
 import { copyDatabase } from '../db/sqlite.ts'
 import { ACK_FILE, type Directory, readDirectory, writeDirectory } from '../platform/cluster.ts'
@@ -141,9 +142,12 @@ function copyControlRows(from: string, to: string, ownerId: string, answers: boo
   const db = new Database(to, { readwrite: true, create: false })
   try {
     db.run('PRAGMA busy_timeout = 5000')
+    // The node's Litestream is the only checkpointer of its control.db (CONTRACT §31).
+    db.run('PRAGMA wal_autocheckpoint = 0')
     db.run('ATTACH DATABASE ? AS source', [from])
     db.transaction(() => {
-      const byOwner = ['owners:id', 'api_keys:owner_id', 'owner_logins:owner_id', 'owner_invites:owner_id', 'oauth_grants:owner_id']
+      // schedule_due: the owner's next auto-posting date, so the new node's sweep posts it (§29).
+      const byOwner = ['owners:id', 'api_keys:owner_id', 'owner_logins:owner_id', 'owner_invites:owner_id', 'oauth_grants:owner_id', 'schedule_due:owner_id']
       if (answers) byOwner.push('idempotency_records:owner_id')
       for (const entry of byOwner) {
         const [table, column] = entry.split(':') as [string, string]
@@ -166,16 +170,50 @@ export type MoveResult = {
   to: string
   epoch: number
   frozenMs: number
+  /** Where each millisecond of the freeze went (CONTRACT §31). */
+  phases: { freezeMs: number; copyMs: number; checkMs: number; controlMs: number; flipMs: number }
   mark: Record<string, number | string>
+  /** Where the source node's old copy went (`moved/…` under its DATA_DIR), or null when it was left in place. */
+  source: string | null
+}
+
+/** How long the tool waits for the source node to confirm it let go of the owner before it puts the old copy aside. */
+const RELEASE_TIMEOUT_MS = 10_000
+
+/**
+ * Puts the source node's old copy of a moved owner aside, into `<DATA_DIR>/moved/<ownerId>.epoch<N>.db`
+ * (with its -wal and -shm, renamed together: a rename copies no byte, and SQLite reads the set as
+ * it was). Only once the node has confirmed the directory that places the owner elsewhere: it
+ * has closed its connection by then and refuses the owner (421). Returns the new path, or null.
+ */
+async function putSourceAside(node: ClusterNodeSpec, ownerId: string, epoch: number, version: number): Promise<string | null> {
+  if (!(await awaitAck(node, version, RELEASE_TIMEOUT_MS))) return null
+  const original = tenantPath(node, ownerId)
+  if (!existsSync(original)) return null
+  const folder = join(node.dataDir, 'moved')
+  prepareDir(folder)
+  let aside = join(folder, `${ownerId}.epoch${epoch}.db`)
+  if (existsSync(aside)) aside = join(folder, `${ownerId}.epoch${epoch}.${Date.now()}.db`)
+  // The log first: a reader that finds the file without its log would miss committed pages.
+  for (const suffix of ['-wal', '-shm']) if (existsSync(original + suffix)) renameSync(original + suffix, aside + suffix)
+  renameSync(original, aside)
+  return aside
 }
 
 /**
  * A planned move: freeze the owner at the router and at its node (which waits for its requests
  * under way), copy its file with VACUUM INTO and its control rows, compare the high-water marks,
  * then place it on the new node with the next epoch and point the router there. No checkpoint
- * runs while it is frozen. Any failure before the flip unfreezes it where it was.
+ * runs while it is frozen. Any failure before the flip unfreezes it where it was. After the flip,
+ * the source's old copy goes to its `moved/` folder (`keepSource`: left where it was).
  */
-export async function move(spec: ClusterSpec, ownerId: string, toName: string, progress: Progress = () => {}): Promise<MoveResult> {
+export async function move(
+  spec: ClusterSpec,
+  ownerId: string,
+  toName: string,
+  progress: Progress = () => {},
+  options: { keepSource?: boolean } = {},
+): Promise<MoveResult> {
   ownerIdChecked(ownerId)
   const placement = readDirectory(spec.directory).owners[ownerId]
   if (!placement) throw new ClusterError(`owner ${ownerId} is not placed; use pfin cluster place`)
@@ -183,6 +221,13 @@ export async function move(spec: ClusterSpec, ownerId: string, toName: string, p
   const from = nodeOf(spec, placement.node)
   const to = nodeOf(spec, toName)
   const started = performance.now()
+  let at = started
+  const lap = () => {
+    const now = performance.now()
+    const ms = Math.round(now - at)
+    at = now
+    return ms
+  }
   await route(spec, ownerId, FROZEN_BACKEND)
   const frozen = changeDirectory(spec, (d) => {
     d.owners[ownerId] = { ...placement, frozen: true }
@@ -194,30 +239,39 @@ export async function move(spec: ClusterSpec, ownerId: string, toName: string, p
     await route(spec, ownerId, from.backend)
   }
   let mark: Record<string, number | string>
+  const phases = { freezeMs: 0, copyMs: 0, checkMs: 0, controlMs: 0, flipMs: 0 }
   try {
     if (!(await awaitAck(from, frozen.version, 10_000))) throw new ClusterError(`node ${placement.node} did not confirm the freeze within 10 s`)
+    phases.freezeMs = lap()
     progress('frozen; copying')
     const target = tenantPath(to, ownerId)
     const partial = `${target}.moving`
+    prepareDir(dirname(target))
     rmSync(partial, { force: true })
     copyDatabase(tenantPath(from, ownerId), partial)
+    phases.copyMs = lap()
     mark = highWaterMark(tenantPath(from, ownerId))
     const copied = highWaterMark(partial)
     if (JSON.stringify(mark) !== JSON.stringify(copied))
       throw new ClusterError(`the copy differs from the original: ${JSON.stringify(mark)} vs ${JSON.stringify(copied)}`)
+    phases.checkMs = lap()
     copyControlRows(join(from.dataDir, 'control.db'), join(to.dataDir, 'control.db'), ownerId, true)
     renameSync(partial, target)
+    phases.controlMs = lap()
   } catch (error) {
     await unfreeze()
     throw error
   }
   const epoch = placement.epoch + 1
-  changeDirectory(spec, (d) => {
+  const flipped = changeDirectory(spec, (d) => {
     d.owners[ownerId] = { node: toName, epoch }
   })
   await route(spec, ownerId, to.backend)
+  phases.flipMs = lap()
   const frozenMs = Math.round(performance.now() - started)
-  return { owner: ownerId, from: placement.node, to: toName, epoch, frozenMs, mark }
+  const source = options.keepSource ? null : await putSourceAside(from, ownerId, placement.epoch, flipped.version)
+  if (!options.keepSource && source === null) progress(`node ${placement.node} did not confirm in time: its old copy of ${ownerId} is left in place`)
+  return { owner: ownerId, from: placement.node, to: toName, epoch, frozenMs, phases, mark, source }
 }
 
 async function restoreReplica(url: string, output: string): Promise<void> {
@@ -268,6 +322,7 @@ export async function failover(spec: ClusterSpec, lostName: string, progress: Pr
       // Writes after the replica's last sync are gone: sync clients start again (410), as after a restore.
       db.run('UPDATE feed_state SET epoch = lower(hex(randomblob(8))) WHERE id = 1')
       db.close()
+      prepareDir(dirname(tenantPath(to, owner)))
       copyDatabase(restored, `${tenantPath(to, owner)}.moving`)
       // Answers are not copied: the owner's file keeps its own, in step with its data (CONTRACT §8).
       copyControlRows(control, join(to.dataDir, 'control.db'), owner, false)
@@ -283,4 +338,69 @@ export async function failover(spec: ClusterSpec, lostName: string, progress: Pr
     rmSync(work, { recursive: true, force: true })
   }
   return result
+}
+
+export type OldKey = {
+  node: string
+  owner: string
+  ownerName: string
+  id: string
+  name: string | null
+  scopes: string[]
+  createdAt: number
+  lastUsedAt: number | null
+  expiresAt: number | null
+  replacedBy: string | null
+}
+
+/**
+ * The live keys of every node whose text does not name their owner (`pfk_<keyId>_…`, made before
+ * CONTRACT §31): the router cannot place them. Never a secret: ids, names, scopes and times. Read
+ * with read-only connections (they never checkpoint). A node whose control.db cannot be read is
+ * named in `unreadable` with the reason.
+ */
+export function oldKeys(spec: ClusterSpec, now = Date.now()): { keys: OldKey[]; unreadable: { node: string; reason: string }[] } {
+  const keys: OldKey[] = []
+  const unreadable: { node: string; reason: string }[] = []
+  for (const [name, node] of Object.entries(spec.nodes)) {
+    const path = join(node.dataDir, 'control.db')
+    if (!existsSync(path)) {
+      unreadable.push({ node: name, reason: `no ${path}` })
+      continue
+    }
+    let db: Database | undefined
+    try {
+      db = new Database(path, { readonly: true })
+      db.run('PRAGMA busy_timeout = 5000')
+      const rows = db
+        .query<
+          {
+            owner: string
+            ownerName: string
+            id: string
+            name: string | null
+            scopes: string
+            createdAt: number
+            lastUsedAt: number | null
+            expiresAt: number | null
+            replacedBy: string | null
+          },
+          [number]
+        >(
+          `SELECT k.owner_id AS owner, o.name AS ownerName, k.id, k.name, k.scopes, k.created_at AS createdAt, k.last_used_at AS lastUsedAt,
+                  k.expires_at AS expiresAt, k.replaced_by AS replacedBy
+           FROM api_keys k JOIN owners o ON o.id = k.owner_id
+           WHERE k.names_owner = 0 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?)
+           ORDER BY k.owner_id, k.created_at`,
+        )
+        .all(now)
+      for (const row of rows) keys.push({ node: name, ...row, scopes: JSON.parse(row.scopes) as string[] })
+    } catch (error) {
+      // A node still on a version before key forms were recorded: start it with this one first (it migrates control.db).
+      unreadable.push({ node: name, reason: String((error as Error).message ?? error) })
+    } finally {
+      db?.close()
+    }
+  }
+  return { keys, unreadable }
 }

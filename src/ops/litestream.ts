@@ -1,6 +1,7 @@
 import { type Subprocess, spawn } from 'bun'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { LITESTREAM_CONFIG } from '../db/data-dir.ts'
 
 /**
  * Litestream (v0.3.13, from the npm package @flydotio/litestream) replicating a node's files
@@ -25,14 +26,19 @@ export function litestreamBinary(): string {
 /** Where one database of a node is replicated. */
 export const replicaOf = (replica: string, ownerId: string | null): string => `${replica}/${ownerId ? `owners/${ownerId}` : 'control'}`
 
-/** Litestream's configuration for `paths` (database → replica URL). */
-export function litestreamConfig(databases: { path: string; url: string }[], syncInterval = '1s'): string {
+/**
+ * Litestream's configuration for `paths` (database → replica URL). `interval` is both how often it
+ * looks at each file's log (`monitor-interval`) and how often it ships what it found
+ * (`sync-interval`): its CPU grows with files × looks, and a write is at risk for about one
+ * interval (CONTRACT §31).
+ */
+export function litestreamConfig(databases: { path: string; url: string }[], interval = '1s'): string {
   const lines = ['dbs:']
   for (const { path, url } of databases) {
-    lines.push(`  - path: ${JSON.stringify(path)}`, '    replicas:')
+    lines.push(`  - path: ${JSON.stringify(path)}`, `    monitor-interval: ${interval}`, '    replicas:')
     if (url.startsWith('file://')) lines.push('      - type: file', `        path: ${JSON.stringify(new URL(url).pathname)}`)
     else lines.push(`      - url: ${JSON.stringify(url)}`)
-    lines.push(`        sync-interval: ${syncInterval}`)
+    lines.push(`        sync-interval: ${interval}`)
   }
   return `${lines.join('\n')}\n`
 }
@@ -48,6 +54,7 @@ export class LitestreamSupervisor {
     private readonly dataDir: string,
     private readonly replica: string,
     private readonly log: (message: string) => void,
+    private readonly intervalSeconds = 1,
   ) {}
 
   /** The node's owners now: Litestream is restarted (soon, once for a burst of changes) when they differ. */
@@ -65,11 +72,11 @@ export class LitestreamSupervisor {
   private async restart(owners: string[]): Promise<void> {
     await this.kill()
     if (this.stopping) return
-    const config = join(this.dataDir, 'litestream.yml')
+    const config = join(this.dataDir, LITESTREAM_CONFIG)
     const databases = [{ path: join(this.dataDir, 'control.db'), url: replicaOf(this.replica, null) }]
     for (const owner of owners) databases.push({ path: join(this.dataDir, 'tenants', `${owner}.db`), url: replicaOf(this.replica, owner) })
     for (const { url } of databases) if (url.startsWith('file://')) mkdirSync(new URL(url).pathname, { recursive: true })
-    writeFileSync(config, litestreamConfig(databases))
+    writeFileSync(config, litestreamConfig(databases, `${this.intervalSeconds}s`))
     const child = spawn([litestreamBinary(), 'replicate', '-config', config], { stdout: 'ignore', stderr: 'pipe' })
     this.process = child
     void new Response(child.stderr).text().then((text) => {

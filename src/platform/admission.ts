@@ -27,7 +27,8 @@ export const requestUrl = (request: Request): URL => new URL(request.url, 'http:
  * §5.1), so an OAuth client (an MCP connector) finds the authorization server from this answer.
  */
 export function bearerChallenge(platform: Platform, resource: 'v1' | 'mcp'): string {
-  const base = platform.config.publicUrl
+  // A cluster node serves no sign-in (CONTRACT §31): naming its metadata would send clients to a 404.
+  const base = platform.cluster ? null : platform.config.publicUrl
   return base ? `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/${resource}"` : 'Bearer'
 }
 

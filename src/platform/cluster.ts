@@ -77,6 +77,12 @@ export class ClusterNode {
     return this.directory.owners[ownerId]?.node === this.name
   }
 
+  /** Placed here and not being moved: this node may write the owner's file now. */
+  serves(ownerId: string): boolean {
+    const placement = this.directory.owners[ownerId]
+    return placement?.node === this.name && !placement.frozen
+  }
+
   onChange(listener: (directory: Directory) => void): void {
     this.listeners.push(listener)
   }

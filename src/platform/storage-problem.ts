@@ -1,6 +1,5 @@
 import { statfsSync } from 'node:fs'
 import { storageFailure } from '../db/failures.ts'
-import { foldLog } from '../db/sqlite.ts'
 import { TenantUnavailableError } from '../db/tenant/registry.ts'
 import type { Tenant } from '../db/tenant/tenant.ts'
 import type { Platform, RequestState } from './context.ts'
@@ -92,7 +91,7 @@ function spaceProblem(platform: Platform, ownerId: string | undefined): { code: 
   }
   platform.tenants.foldAllLogs()
   try {
-    foldLog(platform.control.sqlite)
+    platform.control.foldLog()
   } catch {
     // The control database's log folds at its next checkpoint.
   }

@@ -15,6 +15,7 @@ import {
   tempDir,
   withDb,
 } from '../support/processes.ts'
+import { freePort, haproxyConfig, haproxyPath } from '../support/cluster.ts'
 
 /**
  * A cluster on one machine (CONTRACT §31): three pfin nodes, each with its own DATA_DIR and a
@@ -25,7 +26,7 @@ import {
  * refuses owners not placed on it (421); every file passes integrity_check; nothing is left running.
  */
 
-const haproxy = spawnSync('sh', ['-c', 'command -v haproxy'], { encoding: 'utf8' }).stdout.trim()
+const haproxy = haproxyPath
 if (!haproxy) console.warn('test/cluster: haproxy is not installed (apt-get install haproxy; .ci/run installs it): the cluster test is skipped')
 
 const NODES = ['a', 'b', 'c'] as const
@@ -41,46 +42,6 @@ afterAll(async () => {
   await router?.exited
   await cleanup()
 })
-
-async function freePort(): Promise<number> {
-  const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const port = server.port
-  server.stop(true)
-  return port
-}
-
-function haproxyConfig(port: number, socket: string, map: string, nodes: Record<string, string>): string {
-  const problem = JSON.stringify({
-    type: 'urn:pfin:problem:owner_moving',
-    title: 'Owner moving',
-    status: 503,
-    code: 'owner_moving',
-    detail: 'This owner is moving to another node; retry in a second',
-  })
-  const server = (name: string) => `  server ${name} ${new URL(nodes[name] as string).host}`
-  return [
-    'global',
-    `  stats socket ${socket} mode 600 level admin`,
-    'defaults',
-    '  mode http',
-    '  timeout connect 2s',
-    '  timeout client 30s',
-    '  timeout server 30s',
-    'frontend api',
-    `  bind 127.0.0.1:${port}`,
-    // `Bearer pfk_own_<hex>_key_…`: the third word between underscores is the owner's hex.
-    '  http-request set-var(txn.owner) req.hdr(authorization),word(3,_)',
-    `  use_backend %[var(txn.owner),map(${map},any)]`,
-    '  default_backend any',
-    ...Object.keys(nodes).flatMap((name) => [`backend node_${name}`, server(name)]),
-    'backend any',
-    '  balance roundrobin',
-    ...Object.keys(nodes).map(server),
-    'backend frozen',
-    `  http-request return status 503 content-type application/problem+json hdr retry-after 1 string ${JSON.stringify(problem)}`,
-    '',
-  ].join('\n')
-}
 
 interface Write {
   n: number
@@ -180,6 +141,12 @@ test.skipIf(!haproxy)(
     expect(moved.to).toBe('b')
     expect(moved.frozenMs as number).toBeLessThan(2000)
     moving.node = 'b'
+    // The source's old copy is put aside, not left as a second live-looking copy; the source still refuses the owner.
+    expect(moved.source).toBe(join(dataDir('a'), 'moved', `${moving.id}.epoch1.db`))
+    expect(existsSync(join(dataDir('a'), 'tenants', `${moving.id}.db`))).toBe(false)
+    expect(integrity(moved.source as string)).toBe('ok')
+    const atSource = await call((servers.a as GroupServer).url, 'GET', '/v1/accounts', { key: moving.key })
+    expect(atSource.status).toBe(421)
     await Bun.sleep(2500)
 
     // Node c and its disk are lost.

@@ -30,6 +30,11 @@ export const apiKeys = sqliteTable(
     revokedAt: int('revoked_at'),
     /** The key made by rotating this one (`key rotate`): a key has at most one live replacement. */
     replacedBy: text('replaced_by'),
+    /**
+     * 1: the key's text names its owner (`pfk_<ownerId>_…`, CONTRACT §31), so a cluster's router
+     * can place it; 0: made before pfin recorded this, in the old form `pfk_<keyId>_…` (to reissue).
+     */
+    namesOwner: int('names_owner').notNull().default(0),
   },
   (table) => [index('api_keys_owner_idx').on(table.ownerId, table.createdAt)],
 )

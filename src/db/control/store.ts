@@ -6,7 +6,8 @@ import { migrations } from '../../../drizzle/control/manifest.ts'
 import { STORED_RESPONSE_FIELDS } from '../columns.ts'
 import { ExternalCommits } from '../external-commits.ts'
 import { fromExcluded, placeholders } from '../statements.ts'
-import { openDatabase } from '../sqlite.ts'
+import { replicatedDataDir } from '../data-dir.ts'
+import { foldLog, openDatabase } from '../sqlite.ts'
 import { GrantStore } from './grant-store.ts'
 import { OAuthStore } from './oauth-store.ts'
 import { apiKeys, idempotencyRecords, owners, rateLimitCounters } from './schema.ts'
@@ -30,9 +31,17 @@ export class ControlStore {
   /** Households: who may act on whose ledger (CONTRACT §30). */
   readonly grants: GrantStore
 
-  constructor(dataDir: string) {
+  /**
+   * False when Litestream replicates the folder (CONTRACT §31): this connection then never
+   * checkpoints (`wal_autocheckpoint = 0`, `foldLog` does nothing), so Litestream is the only
+   * checkpointer of control.db, as of every owner's file.
+   */
+  readonly checkpoints: boolean
+
+  constructor(dataDir: string, checkpoints = !replicatedDataDir(dataDir)) {
     const path = join(dataDir, 'control.db')
-    this.sqlite = openDatabase(path, { synchronous: 'NORMAL', migrations })
+    this.checkpoints = checkpoints
+    this.sqlite = openDatabase(path, { synchronous: 'NORMAL', migrations, pragmas: checkpoints ? [] : ['wal_autocheckpoint = 0'] })
     this.db = drizzle({ client: this.sqlite })
     this.commits = new ExternalCommits(this.sqlite)
     this.oauth = new OAuthStore(this.db)
@@ -231,6 +240,11 @@ export class ControlStore {
           .run()
       }
     })
+  }
+
+  /** See `foldLog` in sqlite.ts; nothing while Litestream checkpoints this file. */
+  foldLog(): boolean {
+    return this.checkpoints ? foldLog(this.sqlite) : true
   }
 
   close(): void {

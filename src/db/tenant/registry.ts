@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { join, resolve, sep } from 'node:path'
 import { migrations } from '../../../drizzle/tenant/manifest.ts'
+import { replicatedDataDir } from '../data-dir.ts'
 import { isId } from '../ids.ts'
 import { isDiskFull } from '../failures.ts'
 import { openDatabase } from '../sqlite.ts'
@@ -60,7 +61,7 @@ export class TenantRegistry {
      * False when another process checkpoints the files (Litestream, CONTRACT §31): pfin then
      * never checkpoints, so two checkpointers never meet on one file.
      */
-    private readonly checkpoints = true,
+    private readonly checkpoints = !replicatedDataDir(dataDir),
   ) {
     this.dir = resolve(dataDir, 'tenants')
     const own = checkpoints ? TENANT_PRAGMAS : ['wal_autocheckpoint = 0', TENANT_PRAGMAS[1] as string]

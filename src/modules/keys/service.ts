@@ -89,6 +89,7 @@ export function createKey(control: ControlStore, auth: AuthContext, body: ApiKey
     expiresAt: body.expiresIn == null ? null : now + body.expiresIn * 1000,
     revokedAt: null,
     replacedBy: null,
+    namesOwner: 1,
   }
   control.createKey(row)
   return toItem({ kind: 'key', row }, auth)

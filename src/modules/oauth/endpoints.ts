@@ -94,15 +94,16 @@ export function oauthEndpoints(platform: Platform, server: ServerLookup) {
       const state = requestStateOf(request, server)
       state.route = route
       const headers: HeaderSink = { 'x-request-id': state.requestId }
-      const issuer = platform.config.publicUrl
+      // A cluster node serves no sign-in (CONTRACT §31): nothing tells a router whose node a sign-in
+      // belongs to before it happens, and each node's control.db holds only its own owners' logins.
+      const issuer = platform.cluster ? null : platform.config.publicUrl
       let answer: Answer
       if (!issuer) {
         platform.limiter.peek(`ip:${state.ip}`, platform.limits.anonymous, headers)
-        const body = problemBody(
-          'route_not_found',
-          `No route matches ${request.method.slice(0, 16)} on this path: sign-in and OAuth are off until the operator sets PUBLIC_URL`,
-          state.requestId,
-        )
+        const why = platform.cluster
+          ? 'sign-in and OAuth are served by a single server, not by a cluster node (CLUSTER_NODE): use an API key'
+          : 'sign-in and OAuth are off until the operator sets PUBLIC_URL'
+        const body = problemBody('route_not_found', `No route matches ${request.method.slice(0, 16)} on this path: ${why}`, state.requestId)
         answer = { status: 404, body: JSON.stringify(body), headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...PRIVATE_ANSWER_HEADERS } }
       } else {
         let retryAfter = 0

@@ -28,6 +28,8 @@ export class AutoPoster {
     private readonly control: Database,
     private readonly tenants: TenantRegistry,
     private readonly log: (message: string) => void,
+    /** In a cluster (CONTRACT §31): whether this node may write the owner now (placed here, not moving). */
+    private readonly serves: (ownerId: string) => boolean = () => true,
   ) {}
 
   /**
@@ -82,6 +84,8 @@ export class AutoPoster {
     const due = statement.all(today())
     statement.finalize()
     for (const { owner_id: ownerId } of due) {
+      // An owner placed on another node (or moving) is posted there: its file here is not its ledger.
+      if (!this.serves(ownerId)) continue
       let tenant: Tenant
       try {
         tenant = this.tenants.get(ownerId)
@@ -101,7 +105,7 @@ export class AutoPoster {
    */
   opened(tenant: Tenant): void {
     setTimeout(() => {
-      if (tenant.closed) return
+      if (tenant.closed || !this.serves(tenant.ownerId)) return
       try {
         const next = ownerNextDue(tenant)
         if (next !== null && next <= today()) this.catchUp(tenant)

@@ -1,0 +1,1 @@
+ALTER TABLE `api_keys` ADD `names_owner` integer DEFAULT 0 NOT NULL;

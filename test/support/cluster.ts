@@ -1,0 +1,49 @@
+import { spawnSync } from 'node:child_process'
+
+/** HAProxy's path, or '' where it is not installed (apt-get install haproxy; .ci/run installs it). */
+export const haproxyPath = spawnSync('sh', ['-c', 'command -v haproxy'], { encoding: 'utf8' }).stdout.trim()
+
+export async function freePort(): Promise<number> {
+  const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = server.port
+  server.stop(true)
+  return port
+}
+
+/**
+ * The router of a test cluster (CONTRACT §31, docs/operations.md): the owner's hex from the
+ * credential, looked up in `map` (changed live by `pfin cluster` through `socket`), a backend
+ * per node (`node_<name>`), `any` for requests without an owner, and `frozen` answering 503.
+ */
+export function haproxyConfig(port: number, socket: string, map: string, nodes: Record<string, string>): string {
+  const problem = JSON.stringify({
+    type: 'urn:pfin:problem:owner_moving',
+    title: 'Owner moving',
+    status: 503,
+    code: 'owner_moving',
+    detail: 'This owner is moving to another node; retry in a second',
+  })
+  const server = (name: string) => `  server ${name} ${new URL(nodes[name] as string).host}`
+  return [
+    'global',
+    `  stats socket ${socket} mode 600 level admin`,
+    'defaults',
+    '  mode http',
+    '  timeout connect 2s',
+    '  timeout client 30s',
+    '  timeout server 30s',
+    'frontend api',
+    `  bind 127.0.0.1:${port}`,
+    // `Bearer pfk_own_<hex>_key_…`: the third word between underscores is the owner's hex.
+    '  http-request set-var(txn.owner) req.hdr(authorization),word(3,_)',
+    `  use_backend %[var(txn.owner),map(${map},any)]`,
+    '  default_backend any',
+    ...Object.keys(nodes).flatMap((name) => [`backend node_${name}`, server(name)]),
+    'backend any',
+    '  balance roundrobin',
+    ...Object.keys(nodes).map(server),
+    'backend frozen',
+    `  http-request return status 503 content-type application/problem+json hdr retry-after 1 string ${JSON.stringify(problem)}`,
+    '',
+  ].join('\n')
+}
