@@ -248,11 +248,13 @@ async function probe(target: Target, dataDir: string, key: string, accountId: st
       run: () => Promise<R>,
     ): Promise<R> => {
       const before = (await ask('report'))?.mimalloc?.requested
+      const cpuBefore = cpuTicks(pid)
       const r = await run()
       check(r)
+      const cpu = ((cpuTicks(pid) - cpuBefore) * 1e4) / r.requests
       const after = (await ask('report'))?.mimalloc?.requested
-      if (before !== undefined && after !== undefined)
-        console.log(`  ${target.name} ${phase}: ${r.requests} requests, ${((after - before) / r.requests / 1024).toFixed(1)} KiB malloc'd per request`)
+      const malloced = before !== undefined && after !== undefined ? `, ${((after - before) / r.requests / 1024).toFixed(1)} KiB malloc'd per request` : ''
+      console.log(`  ${target.name} ${phase}: ${r.requests} requests, ${r.rps.toFixed(0)}/s, ${cpu.toFixed(0)} µs CPU per request${malloced}`)
       return r
     }
     out.idle = status(pid).rss
@@ -358,6 +360,12 @@ async function findReportPort(service: Service): Promise<string | undefined> {
     if (port !== own) return port
   }
   return undefined
+}
+
+/** User + system CPU of a process, in clock ticks (1/100 s). */
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  return Number(fields[11]) + Number(fields[12])
 }
 
 function check(r: { non2xx: number; errors: number; rps: number }): void {
