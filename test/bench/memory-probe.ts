@@ -4,16 +4,19 @@
  *
  *   bun test/bench/memory-probe.ts                 # pfin and the stack's floor, from source and compiled
  *   PROBE_ROUNDS=1 PROBE_DURATION=5 bun test/bench/memory-probe.ts pfin-src floor-src
+ *   bun test/bench/memory-probe.ts pfin-bin pfin-bin-smol   # also pfin-src-smol: Bun's --smol
  *
  * Each target gets the rss benchmark's load (`GET /v1/me`, the 50-row list, upserts with fresh
  * keys; the floor `GET /healthz`), PROBE_ROUNDS rounds of PROBE_DURATION seconds per phase, then:
- * RSS as loaded, after `Bun.gc(true)`, after PROBE_IDLE seconds idle and another collection, and
- * after glibc's `malloc_trim(0)`. From /proc/<pid>/smaps it sorts the resident pages: the
+ * RSS as loaded, after `Bun.gc(true)`, after PROBE_IDLE seconds idle (default 10) and another
+ * collection, after glibc's `malloc_trim(0)` and after `PRAGMA shrink_memory` on every SQLite
+ * connection (what each one's page cache held is printed on stderr). Each phase prints its
+ * requests/s, the server's CPU per request and, in-process, the bytes malloc'd per request. From /proc/<pid>/smaps it sorts the resident pages: the
  * executable's file pages, other files (.so, .node), anonymous memory (split into JavaScriptCore's
  * and mimalloc's where the process can tell, see below), the JIT's executable pages, glibc's heap
  * and the stacks. The `-src` targets run in this file's own process (PROBE_CHILD), so they can
  * report JavaScriptCore's heap (`bun:jsc` heapStats) and mimalloc's counters, and for pfin the
- * SQLite pragmas of every open connection; the `-bin` targets are `bun run build`'s binary and
+ * SQLite pragmas of every open connection, and a heap snapshot summed by class; the `-bin` targets are `bun run build`'s binary and
  * the compiled floor, read from /proc only.
  */
 import { readFileSync } from 'node:fs'
