@@ -33,20 +33,28 @@ import { seed } from './tenant.bench.ts'
  * Then the floor of pfin's stack (`cold-floor.ts` with FLOOR=stack, compiled: Elysia, drizzle,
  * TypeBox and the swagger plugin over one SQLite file) takes the same three phases of load, on
  * `GET /healthz`: the least memory a server on this stack holds after such loads.
+ *
+ * RSS right after a load holds the garbage the load left for the next collection; after
+ * RSS_SETTLE seconds without requests (default 10) Bun has collected it by itself, and what is
+ * left is what the server keeps. Both are reported for pfin and the floor, each split into
+ * anonymous memory and the pages of files (the executable above all: clean, shared, and given
+ * back by the kernel under pressure). `test/bench/memory-probe.ts` sorts the rest further.
  */
 
 const TARGET_MIB = 60
 const DURATION = Number(process.env.RSS_DURATION ?? 5)
+const SETTLE_S = Number(process.env.RSS_SETTLE ?? 10)
 const PHASES = ['me', 'list', 'upsert'] as const
 
-/** VmRSS and VmHWM (peak) of a process, in MiB. */
-function memory(pid: number): { rss: number; peak: number } {
+/** VmRSS, VmHWM (peak), RssAnon and RssFile of a process, in MiB. */
+function memory(pid: number): { rss: number; peak: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN)
-  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 }
+  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024, anon: kib('RssAnon') / 1024, file: kib('RssFile') / 1024 }
 }
 
 const mib = (n: number) => `${n.toFixed(1)} MiB`
+const split = (m: { rss: number; anon: number; file: number }) => `${mib(m.rss)} (anonymous ${mib(m.anon)}, files ${mib(m.file)})`
 
 interface Side {
   label: string
@@ -78,8 +86,10 @@ async function phases(side: Side, round: number): Promise<void> {
   )
 }
 
-/** The stack's floor server, idle and after PHASES × DURATION seconds of `GET /healthz`. */
-async function floorAfterLoads(cleanup: Cleanup): Promise<{ idle: number; after: number }> {
+type Reading = ReturnType<typeof memory>
+
+/** The stack's floor server, idle, after PHASES × DURATION seconds of `GET /healthz`, and settled SETTLE_S seconds later. */
+async function floorAfterLoads(cleanup: Cleanup): Promise<{ idle: number; after: Reading; settled: Reading }> {
   const floor = await spawnServer([await buildFloor(cleanup)], { DATA_DIR: cleanup.dir(tempDir('pfin-floor-data-')), FLOOR: 'stack' }, 'floor')
   cleanup.add(() => floor.stop())
   const idle = memory(floor.proc.pid).rss
@@ -87,7 +97,9 @@ async function floorAfterLoads(cleanup: Cleanup): Promise<{ idle: number; after:
     const r = await load({ url: `${floor.url}/healthz`, duration: DURATION })
     if (r.non2xx || r.errors) throw new Error(`floor load: ${describe('floor', r)}`)
   }
-  return { idle, after: memory(floor.proc.pid).rss }
+  const after = memory(floor.proc.pid)
+  await Bun.sleep(SETTLE_S * 1000)
+  return { idle, after, settled: memory(floor.proc.pid) }
 }
 
 export const benchmark: Benchmark = {
@@ -167,13 +179,21 @@ export const benchmark: Benchmark = {
         `  after upsert: pfin ${mib(o.upsert)}, baseline ${mib(b.upsert)}, ratio ${fmt.ratio(ratios[middle] as number)} (rounds: ${ratios.map(fmt.ratio).join(', ')})`,
       )
       console.log(`  peak (VmHWM): pfin ${mib(o.peak)}, baseline ${mib(b.peak)}; after the last round: pfin ${mib(final.ours)}, baseline ${mib(final.bare)}`)
+      const loaded = { ours: memory(ours.service.proc.pid), bare: memory(bare.service.proc.pid) }
+      await Bun.sleep(SETTLE_S * 1000)
+      const settled = { ours: memory(ours.service.proc.pid), bare: memory(bare.service.proc.pid) }
+      console.log(`  after the last round: pfin ${split(loaded.ours)}, baseline ${split(loaded.bare)}`)
+      console.log(`  settled (${SETTLE_S}s without requests): pfin ${split(settled.ours)}, baseline ${split(settled.bare)}`)
       const floor = await floorAfterLoads(cleanup)
       console.log(
-        `  the stack's floor (compiled Elysia + drizzle + TypeBox + swagger, ${PHASES.length} × ${DURATION}s of GET /healthz): idle ${mib(floor.idle)}, after the loads ${mib(floor.after)}`,
+        `  the stack's floor (compiled Elysia + drizzle + TypeBox + swagger, ${PHASES.length} × ${DURATION}s of GET /healthz): idle ${mib(floor.idle)}, after the loads ${split(floor.after)}, settled ${split(floor.settled)}`,
+      )
+      console.log(
+        `  pfin above the floor: after the loads ${mib(loaded.ours.rss - floor.after.rss)} (anonymous ${mib(loaded.ours.anon - floor.after.anon)}), settled ${mib(settled.ours.rss - floor.settled.rss)} (anonymous ${mib(settled.ours.anon - floor.settled.anon)})`,
       )
       return {
         targetMet: o.upsert <= TARGET_MIB,
-        summary: `RSS after me+list+upsert loads: pfin ${mib(o.upsert)}, baseline ${mib(b.upsert)}, ratio ${fmt.ratio(ratios[middle] as number)}; target ≤ ${TARGET_MIB} MiB; the stack's floor after as many /healthz loads ${mib(floor.after)}`,
+        summary: `RSS after me+list+upsert loads: pfin ${mib(o.upsert)}, baseline ${mib(b.upsert)}, ratio ${fmt.ratio(ratios[middle] as number)}; target ≤ ${TARGET_MIB} MiB; the stack's floor after as many /healthz loads ${mib(floor.after.rss)}; settled ${SETTLE_S}s: pfin ${mib(settled.ours.rss)}, floor ${mib(floor.settled.rss)}`,
       }
     } finally {
       await cleanup.run()

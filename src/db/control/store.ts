@@ -20,6 +20,15 @@ export type RateLimitRow = typeof rateLimitCounters.$inferSelect
 /** The key and its owner, as authentication needs them on every request. */
 export type KeyWithOwner = { key: ApiKeyRow; owner: Owner }
 
+/**
+ * control.db's page cache: 512 KiB instead of SQLite's 2 MiB. Every request reads a key that is
+ * held in memory after its first check, and every write looks up and stores one idempotency record
+ * by its key; a page that falls out of the cache is read again from the operating system's page
+ * cache, not the disk. Measured under the rss benchmark's upsert load (docs/performance.md
+ * "Memory"): 1.7 MiB less resident, the same CPU per write.
+ */
+const CONTROL_PRAGMAS = ['cache_size = -512']
+
 /** `DATA_DIR/control.db`: owners, API keys, idempotency records and rate-limit counters. */
 export class ControlStore {
   readonly sqlite: Database
@@ -41,7 +50,11 @@ export class ControlStore {
   constructor(dataDir: string, checkpoints = !replicatedDataDir(dataDir)) {
     const path = join(dataDir, 'control.db')
     this.checkpoints = checkpoints
-    this.sqlite = openDatabase(path, { synchronous: 'NORMAL', migrations, pragmas: checkpoints ? [] : ['wal_autocheckpoint = 0'] })
+    this.sqlite = openDatabase(path, {
+      synchronous: 'NORMAL',
+      migrations,
+      pragmas: checkpoints ? CONTROL_PRAGMAS : [...CONTROL_PRAGMAS, 'wal_autocheckpoint = 0'],
+    })
     this.db = drizzle({ client: this.sqlite })
     this.commits = new ExternalCommits(this.sqlite)
     this.oauth = new OAuthStore(this.db)
