@@ -102,6 +102,7 @@ export async function makeOwners(dataDir: string, count: number): Promise<{ owne
           expiresAt: null,
           revokedAt: null,
           replacedBy: null,
+          namesOwner: 1,
         })
         const grantId = newId('app')
         control.db
