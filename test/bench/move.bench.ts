@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { litestreamBinary } from '../../src/ops/litestream.ts'
-import { freePort, haproxyConfig, haproxyPath } from '../support/cluster.ts'
+import { haproxyPath, startFront } from '../support/cluster.ts'
 import { adminJson, call, cleanup, type GroupServer, groupGone, processEnv, startGroupServer, tempDir, withDb } from '../support/processes.ts'
 import type { Benchmark } from './benchmark.ts'
 import { postOnce } from './keyed-load.ts'
@@ -83,21 +83,14 @@ export const benchmark: Benchmark = {
       )
 
       for (const node of nodes) servers.push(await startGroupServer(envOf(node)))
-      const port = await freePort()
-      const config = join(root, 'haproxy.cfg')
-      writeFileSync(config, haproxyConfig(port, socket, map, Object.fromEntries(nodes.map((n, i) => [n, (servers[i] as GroupServer).url]))))
-      router = Bun.spawn([haproxyPath, '-db', '-f', config], { stdout: 'ignore', stderr: 'pipe' })
-      const front = `http://127.0.0.1:${port}`
-      for (let i = 0; i < 50 && (await call(front, 'GET', '/healthz', { timeoutMs: 500 })).status !== 200; i++) await Bun.sleep(100)
-      const clusterFile = join(root, 'cluster.json')
-      writeFileSync(
-        clusterFile,
-        JSON.stringify({
-          directory,
-          haproxy: { socket, map },
-          nodes: Object.fromEntries(nodes.map((n) => [n, { dataDir: dataDir(n), backend: `node_${n}`, replica: replica(n) }])),
-        }),
-      )
+      const started = await startFront(root, {
+        directory,
+        socket,
+        map,
+        nodes: Object.fromEntries(nodes.map((n, i) => [n, { url: (servers[i] as GroupServer).url, dataDir: dataDir(n), replica: replica(n) }])),
+      })
+      router = started.router
+      const { front, clusterFile } = started
       const clusterEnv = processEnv(root)
       await adminJson(clusterEnv, 'cluster', 'place', ownerId, '--on', 'a', '--cluster', clusterFile)
 

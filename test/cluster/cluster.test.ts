@@ -15,7 +15,7 @@ import {
   tempDir,
   withDb,
 } from '../support/processes.ts'
-import { freePort, haproxyConfig, haproxyPath } from '../support/cluster.ts'
+import { haproxyPath, startFront } from '../support/cluster.ts'
 
 /**
  * A cluster on one machine (CONTRACT §31): three pfin nodes, each with its own DATA_DIR and a
@@ -75,22 +75,14 @@ test.skipIf(!haproxy)(
     }
     const servers: Record<string, GroupServer> = {}
     for (const node of NODES) servers[node] = await startGroupServer(envOf(node))
-    const port = await freePort()
-    const config = join(root, 'haproxy.cfg')
-    writeFileSync(config, haproxyConfig(port, socket, map, Object.fromEntries(NODES.map((n) => [n, (servers[n] as GroupServer).url]))))
-    router = Bun.spawn([haproxy, '-db', '-f', config], { stdout: 'ignore', stderr: 'pipe' })
-    const front = `http://127.0.0.1:${port}`
-    for (let i = 0; i < 50 && (await call(front, 'GET', '/healthz', { timeoutMs: 500 })).status !== 200; i++) await Bun.sleep(100)
-
-    const clusterFile = join(root, 'cluster.json')
-    writeFileSync(
-      clusterFile,
-      JSON.stringify({
-        directory,
-        haproxy: { socket, map },
-        nodes: Object.fromEntries(NODES.map((n) => [n, { dataDir: dataDir(n), backend: `node_${n}`, replica: replica(n) }])),
-      }),
-    )
+    const started = await startFront(root, {
+      directory,
+      socket,
+      map,
+      nodes: Object.fromEntries(NODES.map((n) => [n, { url: (servers[n] as GroupServer).url, dataDir: dataDir(n), replica: replica(n) }])),
+    })
+    router = started.router
+    const { front, clusterFile } = started
     const clusterEnv = processEnv(root)
     for (const owner of owners) await adminJson(clusterEnv, 'cluster', 'place', owner.id, '--on', owner.node, '--cluster', clusterFile)
 

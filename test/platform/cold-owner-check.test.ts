@@ -3,7 +3,7 @@ import { Database } from 'bun:sqlite'
 import { appendFileSync, closeSync, openSync, statSync, utimesSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { CheckedFiles } from '../../src/db/tenant/checked-files.ts'
-import { adminJson, call, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
+import { call, cleanup, ownerWithKey, processEnv, startServer, tempDir } from '../support/processes.ts'
 
 /**
  * An evicted owner is reopened without `PRAGMA quick_check` (a read of the whole file) only
@@ -71,10 +71,8 @@ test('CheckedFiles keeps at most its capacity, dropping the oldest', () => {
 test('an owner file damaged while its owner was evicted is checked on reopen: 503 storage_unavailable, no write taken', async () => {
   const dataDir = tempDir('pfin-cold-')
   const env = processEnv(dataDir, { LOG_FORMAT: 'off', TENANT_CACHE_SIZE: '1' })
-  const damaged = (await adminJson(env, 'owner', 'create', '--name', 'Damaged')).id as string
-  const damagedKey = (await adminJson(env, 'key', 'create', '--owner', damaged)).key as string
-  const other = (await adminJson(env, 'owner', 'create', '--name', 'Other')).id as string
-  const otherKey = (await adminJson(env, 'key', 'create', '--owner', other)).key as string
+  const { id: damaged, key: damagedKey } = await ownerWithKey(env, 'Damaged')
+  const { key: otherKey } = await ownerWithKey(env, 'Other')
   const server = await startServer(env)
   try {
     const write = (key: string) =>

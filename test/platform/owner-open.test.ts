@@ -4,7 +4,7 @@ import { statSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrations } from '../../drizzle/tenant/manifest.ts'
 import { openDatabase } from '../../src/db/sqlite.ts'
-import { adminJson, call, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
+import { call, cleanup, ownerWithKey, processEnv, startServer, tempDir } from '../support/processes.ts'
 
 /**
  * Opening an owner's file only reads it: no commit, no fsync (CONTRACT §14). `PRAGMA auto_vacuum =
@@ -51,10 +51,8 @@ test('a file made before incremental vacuum is still switched to it at its next 
 test('reading an evicted owner again leaves its file as it was: reopening it writes nothing', async () => {
   const dataDir = tempDir('pfin-open-')
   const env = processEnv(dataDir, { LOG_FORMAT: 'off', TENANT_CACHE_SIZE: '1' })
-  const reader = (await adminJson(env, 'owner', 'create', '--name', 'Reader')).id as string
-  const readerKey = (await adminJson(env, 'key', 'create', '--owner', reader)).key as string
-  const other = (await adminJson(env, 'owner', 'create', '--name', 'Other')).id as string
-  const otherKey = (await adminJson(env, 'key', 'create', '--owner', other)).key as string
+  const { id: reader, key: readerKey } = await ownerWithKey(env, 'Reader')
+  const { key: otherKey } = await ownerWithKey(env, 'Other')
   const file = join(dataDir, 'tenants', `${reader}.db`)
   const server = await startServer(env)
   try {

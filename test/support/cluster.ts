@@ -1,4 +1,8 @@
+import type { Subprocess } from 'bun'
 import { spawnSync } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { call } from './processes.ts'
 
 /** HAProxy's path, or '' where it is not installed (apt-get install haproxy; .ci/run installs it). */
 export const haproxyPath = spawnSync('sh', ['-c', 'command -v haproxy'], { encoding: 'utf8' }).stdout.trim()
@@ -46,4 +50,27 @@ export function haproxyConfig(port: number, socket: string, map: string, nodes: 
     `  http-request return status 503 content-type application/problem+json hdr retry-after 1 string ${JSON.stringify(problem)}`,
     '',
   ].join('\n')
+}
+
+/**
+ * A test cluster's front: HAProxy before the nodes on a free port (its configuration, runtime socket
+ * and map under `root`), started and answering /healthz (or five seconds tried), and the cluster file
+ * `pfin cluster` reads (docs/operations.md): the directory, the router's socket and map, each node's
+ * folder and replica.
+ */
+export async function startFront(
+  root: string,
+  cluster: { directory: string; socket: string; map: string; nodes: Record<string, { url: string; dataDir: string; replica: string }> },
+): Promise<{ router: Subprocess; front: string; clusterFile: string }> {
+  const port = await freePort()
+  const config = join(root, 'haproxy.cfg')
+  const entries = Object.entries(cluster.nodes)
+  writeFileSync(config, haproxyConfig(port, cluster.socket, cluster.map, Object.fromEntries(entries.map(([n, node]) => [n, node.url]))))
+  const router = Bun.spawn([haproxyPath, '-db', '-f', config], { stdout: 'ignore', stderr: 'pipe' })
+  const front = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 50 && (await call(front, 'GET', '/healthz', { timeoutMs: 500 })).status !== 200; i++) await Bun.sleep(100)
+  const clusterFile = join(root, 'cluster.json')
+  const nodes = Object.fromEntries(entries.map(([n, node]) => [n, { dataDir: node.dataDir, backend: `node_${n}`, replica: node.replica }]))
+  writeFileSync(clusterFile, JSON.stringify({ directory: cluster.directory, haproxy: { socket: cluster.socket, map: cluster.map }, nodes }))
+  return { router, front, clusterFile }
 }

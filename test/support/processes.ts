@@ -94,6 +94,13 @@ export async function adminJson(env: Record<string, string>, ...args: string[]):
   return result.json
 }
 
+/** An owner made with the real CLI, and a key of its made the same way (the default scopes). */
+export async function ownerWithKey(env: Record<string, string>, name: string): Promise<{ id: string; key: string }> {
+  const id = (await adminJson(env, 'owner', 'create', '--name', name)).id as string
+  const key = (await adminJson(env, 'key', 'create', '--owner', id)).key as string
+  return { id, key }
+}
+
 export interface ServerProcess {
   proc: BunProc
   url: string
