@@ -312,7 +312,8 @@ const IDLE_OWNER_MS = 30_000
  * number per database and round: without it a file keeps its largest size for ever.
  */
 function giveBackSpace(platform: Platform): void {
-  const databases: [string, () => number][] = [['control.db', () => giveBackFreePages(platform.control.sqlite)]]
+  const control = platform.control.sqlite
+  const databases: [string, () => unknown][] = [['control.db', () => tryWithoutWaiting(control, () => giveBackFreePages(control))]]
   for (const tenant of platform.tenants.openTenants()) databases.push([`owner ${tenant.ownerId}`, () => tenant.giveBackFreePages()])
   for (const [name, giveBack] of databases) {
     try {
@@ -344,8 +345,11 @@ export function startMaintenance(platform: Platform): () => void {
     try {
       for (const tenant of platform.tenants.openTenants()) purgeTombstones(tenant, Date.now() - tenant.tombstoneRetentionMs)
       platform.idempotency.purge(platform.tenants.openTenants())
-      platform.limiter.purge()
-      platform.control.oauth.purge(Date.now())
+      // Like the write-behind: never held by another process's lock on control.db; a busy round waits for the next.
+      tryWithoutWaiting(platform.control.sqlite, () => {
+        platform.limiter.purge()
+        platform.control.oauth.purge(Date.now())
+      })
     } catch (error) {
       platform.log(`idempotency purge failed: ${String(error)}`)
     }
@@ -356,7 +360,8 @@ export function startMaintenance(platform: Platform): () => void {
       platform.log(`could not rest the idle database of owner ${ownerId}: ${String(error)}`)
     }
   }
-  purge()
+  // After the first answers, not before them: a restart (a failover) is waited on until its first 200.
+  const firstPurge = setTimeout(purge, 2000)
   // Auto-posting (CONTRACT §29): a sweep of the owners due at start (catching up after downtime) and every minute.
   const cluster = platform.cluster
   const poster = new AutoPoster(platform.control.sqlite, platform.tenants, platform.log, cluster ? (ownerId) => cluster.serves(ownerId) : undefined)
@@ -379,6 +384,7 @@ export function startMaintenance(platform: Platform): () => void {
     clearInterval(purgeTimer)
     clearInterval(restTimer)
     clearTimeout(startSweep)
+    clearTimeout(firstPurge)
     clearInterval(postTimer)
     clearInterval(syncTimer)
     poster.syncChanged(true)

@@ -7,7 +7,9 @@ import { adminJson, call, cleanup, processEnv, startServer, tempDir, withDb } fr
  * Another process holding control.db's write lock (an admin command's transaction) never holds
  * the server's answers (CONTRACT §14): the background writes to control.db — rate-limit counters,
  * last-use times, copies of stored answers, the next auto-posting dates — do not wait for the
- * lock on the thread that answers every request; they are kept and written once it is free.
+ * lock on the thread that answers every request; they are kept and written once it is free. Nor
+ * does the housekeeping (expired answers, counters and tokens, free pages given back): its first
+ * round, two seconds after start, falls inside the lock held here, and a busy round is skipped.
  * Before, the first of them to run while the lock was held blocked the server for SQLite's busy
  * timeout (10 s): every owner's requests waited behind it.
  */
