@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from 'bun:test'
-import { adminJson, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
+import { cleanup, processEnv, startServer, tempDir, ownerWithKey } from '../support/processes.ts'
 
 /**
  * Each JSON-RPC request in a batch sent to POST /mcp counts once against the key's rate limit:
@@ -36,8 +36,7 @@ const upsert = (i: number) => ({
 
 test('each JSON-RPC request of a batch counts once: a batch larger than what is left is refused whole, one that fits runs', async () => {
   const env = processEnv(tempDir('pfin-mcpbatch-'), { LOG_FORMAT: 'off', RATE_LIMIT_PER_MINUTE: '5' })
-  const owner = (await adminJson(env, 'owner', 'create', '--name', 'Batcher')).id as string
-  const key = (await adminJson(env, 'key', 'create', '--owner', owner)).key as string
+  const { key } = await ownerWithKey(env, 'Batcher')
   const server = await startServer(env)
   const post = (body: unknown) =>
     fetch(`${server.url}/mcp`, {

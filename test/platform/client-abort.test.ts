@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { connect } from 'node:net'
-import { adminJson, cleanup, processEnv, type ServerProcess, startServer, tempDir } from '../support/processes.ts'
+import { cleanup, processEnv, type ServerProcess, startServer, tempDir, ownerWithKey } from '../support/processes.ts'
 
 /**
  * A client that stops sending its body (it closes the connection part way through a
@@ -16,8 +16,7 @@ let server: ServerProcess
 let key: string
 beforeAll(async () => {
   const env = processEnv(tempDir('pfin-abort-'))
-  const owner = (await adminJson(env, 'owner', 'create', '--name', 'Abort')).id as string
-  key = (await adminJson(env, 'key', 'create', '--owner', owner)).key as string
+  key = (await ownerWithKey(env, 'Abort')).key
   server = await startServer(env)
 })
 afterAll(async () => {

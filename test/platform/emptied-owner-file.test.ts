@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { rmSync, truncateSync } from 'node:fs'
 import { join } from 'node:path'
-import { adminJson, call, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
+import { call, cleanup, processEnv, startServer, tempDir, ownerWithKey } from '../support/processes.ts'
 
 /**
  * An owner file emptied (truncated to 0 bytes) or removed while the server was stopped is a
@@ -18,10 +18,8 @@ import { adminJson, call, cleanup, processEnv, startServer, tempDir } from '../s
 afterAll(cleanup)
 
 async function ownerWithData(env: Record<string, string>) {
-  const damaged = (await adminJson(env, 'owner', 'create', '--name', 'Damaged')).id as string
-  const damagedKey = (await adminJson(env, 'key', 'create', '--owner', damaged)).key as string
-  const other = (await adminJson(env, 'owner', 'create', '--name', 'Other')).id as string
-  const otherKey = (await adminJson(env, 'key', 'create', '--owner', other)).key as string
+  const { id: damaged, key: damagedKey } = await ownerWithKey(env, 'Damaged')
+  const { key: otherKey } = await ownerWithKey(env, 'Other')
   const server = await startServer(env)
   try {
     for (const key of [damagedKey, otherKey]) {

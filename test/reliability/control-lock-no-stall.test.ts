@@ -1,7 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
-import { adminJson, call, cleanup, processEnv, startServer, tempDir, withDb } from '../support/processes.ts'
+import { call, cleanup, processEnv, startServer, tempDir, withDb, ownerWithKey } from '../support/processes.ts'
 
 /**
  * Another process holding control.db's write lock (an admin command's transaction) never holds
@@ -19,8 +19,7 @@ afterAll(cleanup)
 
 test('requests are answered at once while another process holds control.db, and what was queued is written after', async () => {
   const env = processEnv(tempDir('pfin-control-lock-'), { LOG_FORMAT: 'off' })
-  const owner = (await adminJson(env, 'owner', 'create', '--name', 'Locked')).id as string
-  const key = (await adminJson(env, 'key', 'create', '--owner', owner)).key as string
+  const { key } = await ownerWithKey(env, 'Locked')
   const server = await startServer(env)
   const controlPath = join(env.DATA_DIR as string, 'control.db')
   try {

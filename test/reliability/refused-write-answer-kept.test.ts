@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { startUnthrottledServer } from '../support/harness.ts'
-import { adminJson, call, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
+import { call, cleanup, processEnv, startServer, tempDir, ownerWithKey } from '../support/processes.ts'
 
 /**
  * A write its handler refused (409 `external_id_conflict`, 422 `rule_violation` /
@@ -24,8 +24,7 @@ afterAll(cleanup)
 
 test('a 409 answered just before kill -9 is replayed after the restart, not run again', async () => {
   const env = processEnv(tempDir('pfin-refusal-'), { LOG_FORMAT: 'off' })
-  const owner = (await adminJson(env, 'owner', 'create', '--name', 'Refused')).id as string
-  const key = (await adminJson(env, 'key', 'create', '--owner', owner)).key as string
+  const { key } = await ownerWithKey(env, 'Refused')
   let server = await startServer(env)
   try {
     const account = JSON.parse(
