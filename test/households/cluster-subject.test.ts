@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { newId } from '../../src/db/ids.ts'
 import { SCOPES, VIEWER_SCOPES } from '../../src/platform/scopes.ts'
 import { expectProblem, startTestServer, type TestServer, tempDir } from '../support/harness.ts'
+import { grantNow } from '../support/households.ts'
 
 /**
  * A delegated request in a cluster (CONTRACT §30, §31): the router places a request by its key's
@@ -33,17 +33,7 @@ beforeAll(async () => {
   server = await startTestServer({ env: { RATE_LIMIT_PER_MINUTE: '10000000', CLUSTER_NODE: 'node-a', CLUSTER_DIRECTORY: directoryPath } })
   ana = await server.owner({ name: 'Ana', scopes: [...SCOPES] })
   bea = await server.owner({ name: 'Bea', scopes: [...SCOPES] })
-  const made = server.platform.control.grants.create({
-    id: newId('grt'),
-    subjectOwnerId: bea.id,
-    granteeOwnerId: ana.id,
-    scopes: [...VIEWER_SCOPES],
-    label: null,
-    createdAt: Date.now(),
-    expiresAt: null,
-    revokedAt: null,
-  })
-  if (!made.created) throw new Error('no grant')
+  grantNow(server.platform.control, bea.id, ana.id, VIEWER_SCOPES)
 })
 afterAll(async () => {
   await server?.stop()

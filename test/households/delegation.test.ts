@@ -3,6 +3,7 @@ import { ControlStore } from '../../src/db/control/store.ts'
 import { newId } from '../../src/db/ids.ts'
 import { EDITOR_SCOPES, type Scope, SCOPES, VIEWER_SCOPES } from '../../src/platform/scopes.ts'
 import { expectProblem, startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { grantNow } from '../support/households.ts'
 
 /** Households (CONTRACT §30): Pfin-Subject, /v1/me under delegation, /v1/grants, idempotency per (key owner, subject), revocation and expiry. */
 
@@ -21,19 +22,7 @@ const as = (who: Who, subject?: string): { key: string; headers: Record<string, 
 })
 
 function grant(subject: Who, grantee: Who, scopes: readonly Scope[], expiresAt: number | null = null): string {
-  const id = newId('grt')
-  const made = server.platform.control.grants.create({
-    id,
-    subjectOwnerId: subject.id,
-    granteeOwnerId: grantee.id,
-    scopes: [...scopes],
-    label: null,
-    createdAt: Date.now(),
-    expiresAt,
-    revokedAt: null,
-  })
-  if (!made.created) throw new Error('a live grant exists already')
-  return id
+  return grantNow(server.platform.control, subject.id, grantee.id, scopes, expiresAt)
 }
 
 beforeAll(async () => {

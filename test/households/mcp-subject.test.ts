@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { newId } from '../../src/db/ids.ts'
 import { SCOPES, VIEWER_SCOPES } from '../../src/platform/scopes.ts'
 import { startUnthrottledServer, type TestServer } from '../support/harness.ts'
+import { grantNow } from '../support/households.ts'
 import { BRIDGE_INITIALIZE, throughBridge } from '../support/processes.ts'
 
 /**
@@ -18,16 +19,7 @@ beforeAll(async () => {
   ana = await server.owner({ name: 'Ana' })
   bea = await server.owner({ name: 'Bea', scopes: [...SCOPES] })
   await server.request('POST', '/v1/accounts', { key: ana.key, body: { name: 'Ana’s savings', type: 'bank', currency: 'EUR', balance: 5 } })
-  server.platform.control.grants.create({
-    id: newId('grt'),
-    subjectOwnerId: ana.id,
-    granteeOwnerId: bea.id,
-    scopes: [...VIEWER_SCOPES],
-    label: null,
-    createdAt: Date.now(),
-    expiresAt: null,
-    revokedAt: null,
-  })
+  grantNow(server.platform.control, ana.id, bea.id, VIEWER_SCOPES)
 })
 afterAll(() => server.stop())
 

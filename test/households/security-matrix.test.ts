@@ -5,6 +5,7 @@ import { NO_SUBJECT } from '../../src/platform/delegation.ts'
 import type { AnyRoute } from '../../src/platform/route.ts'
 import { EDITOR_SCOPES, type Scope, VIEWER_SCOPES } from '../../src/platform/scopes.ts'
 import { expectProblem, startUnthrottledServer, type TestResponse, type TestServer } from '../support/harness.ts'
+import { grantNow } from '../support/households.ts'
 
 /**
  * CONTRACT §30's security proof, table-driven over every operation of /openapi.json: each is
@@ -63,19 +64,7 @@ async function post(key: string, path: string, body: unknown, subject?: string) 
 }
 
 function grant(scopes: readonly Scope[], expiresAt: number | null = null): string {
-  const id = newId('grt')
-  const made = server.platform.control.grants.create({
-    id,
-    subjectOwnerId: ana.id,
-    granteeOwnerId: bea.id,
-    scopes: [...scopes],
-    label: null,
-    createdAt: Date.now(),
-    expiresAt,
-    revokedAt: null,
-  })
-  if (!made.created) throw new Error(`a live grant exists already: ${made.grant.id}`)
-  return id
+  return grantNow(server.platform.control, ana.id, bea.id, scopes, expiresAt)
 }
 
 beforeAll(async () => {
