@@ -343,10 +343,13 @@ export function startMaintenance(platform: Platform): () => void {
   }
   const purge = () => {
     try {
-      for (const tenant of platform.tenants.openTenants()) purgeTombstones(tenant, Date.now() - tenant.tombstoneRetentionMs)
-      platform.idempotency.purge(platform.tenants.openTenants())
+      for (const tenant of platform.tenants.openTenants()) {
+        purgeTombstones(tenant, Date.now() - tenant.tombstoneRetentionMs)
+        platform.idempotency.purgeTenant(tenant)
+      }
       // Like the write-behind: never held by another process's lock on control.db; a busy round waits for the next.
       tryWithoutWaiting(platform.control.sqlite, () => {
+        platform.idempotency.purgeCopies()
         platform.limiter.purge()
         platform.control.oauth.purge(Date.now())
       })

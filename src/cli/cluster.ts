@@ -116,13 +116,13 @@ const oldKeysCommand: CommandSpec = {
   run(s, { flags }) {
     const { keys, unreadable } = oldKeys(spec(flags))
     const reissue = "pfin key rotate KEY_ID --data-dir <the node's DATA_DIR>"
-    const lines = keys.map(
+    const keyLines = keys.map(
       (k) =>
         `${k.node}  ${k.owner} (${k.ownerName})  ${k.id}  ${k.name ?? '-'}  created ${listedTime(k.createdAt)}  last used ${listedTime(k.lastUsedAt)}  [${k.scopes.join(',')}]${k.replacedBy ? `  replaced by ${k.replacedBy}` : ''}`,
     )
-    for (const u of unreadable) lines.push(`${u.node}: control.db not read (${u.reason})`)
-    const text = keys.length === 0 ? 'No key in the old form.' : `${lines.join('\n')}\nReissue each: ${reissue}`
-    s.out.result({ keys, unreadable, reissue }, keys.length === 0 && unreadable.length ? `${text}\n${lines.join('\n')}` : text)
+    const unreadLines = unreadable.map((u) => `${u.node}: control.db not read (${u.reason})`)
+    const lines = keys.length === 0 ? ['No key in the old form.', ...unreadLines] : [...keyLines, ...unreadLines, `Reissue each: ${reissue}`]
+    s.out.result({ keys, unreadable, reissue }, lines.join('\n'))
     return 0
   },
 }

@@ -373,20 +373,7 @@ export function oldKeys(spec: ClusterSpec, now = Date.now()): { keys: OldKey[]; 
       db = new Database(path, { readonly: true })
       db.run('PRAGMA busy_timeout = 5000')
       const rows = db
-        .query<
-          {
-            owner: string
-            ownerName: string
-            id: string
-            name: string | null
-            scopes: string
-            createdAt: number
-            lastUsedAt: number | null
-            expiresAt: number | null
-            replacedBy: string | null
-          },
-          [number]
-        >(
+        .query<Omit<OldKey, 'node' | 'scopes'> & { scopes: string }, [number]>(
           `SELECT k.owner_id AS owner, o.name AS ownerName, k.id, k.name, k.scopes, k.created_at AS createdAt, k.last_used_at AS lastUsedAt,
                   k.expires_at AS expiresAt, k.replaced_by AS replacedBy
            FROM api_keys k JOIN owners o ON o.id = k.owner_id

@@ -129,8 +129,9 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 const REQUEST_ID_PREFIX = `req_${Buffer.from(crypto.getRandomValues(new Uint8Array(9))).toString('hex')}`
 const LOW_START = 0x1000_0000
 const LOW_END = 0x2000_0000
-let highText = (0x100_0000).toString(16).slice(1)
+const sixHexDigits = (n: number) => (0x100_0000 + n).toString(16).slice(1)
 let high = 0
+let highText = sixHexDigits(high)
 let low = LOW_START
 
 /** A client-sent X-Request-Id when it is a sane token, otherwise a fresh one. */
@@ -140,7 +141,7 @@ function chooseRequestId(sent: string | null): string {
   if (low === LOW_END) {
     low = LOW_START + 1
     high += 1
-    highText = (0x100_0000 + high).toString(16).slice(-6)
+    highText = sixHexDigits(high)
   }
   // `low` prints as 8 digits starting with 1: its last 7 and a fixed digit before them keep the width.
   return REQUEST_ID_PREFIX + highText + low.toString(16)

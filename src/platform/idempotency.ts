@@ -181,10 +181,8 @@ export class IdempotencyStore {
     tenant.purgeAppliedRequests(this.now() - this.ttlMs)
   }
 
-  /** Expired records in the owners' files (`tenants`) and, unless another process holds control.db's lock, in control.db: a busy round is left for the next. */
-  purge(tenants: Tenant[]): void {
-    const cutoff = this.now() - this.ttlMs
-    tryWithoutWaiting(this.control.sqlite, () => this.control.purgeResponses(cutoff))
-    for (const tenant of tenants) tenant.purgeAppliedRequests(cutoff)
+  /** Expired copies of answers in control.db (the owners' own records: `purgeTenant`). */
+  purgeCopies(): void {
+    this.control.purgeResponses(this.now() - this.ttlMs)
   }
 }

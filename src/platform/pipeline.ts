@@ -106,8 +106,9 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
     // await per request). It is synchronous for a read by a key verified before; only a
     // key's first use (argon2) and a write's body continue asynchronously.
     const proceed = (request: Request, params: unknown, set: ResponseSetter, state: RequestState, found: AuthContext | null, gate: Gate | undefined) => {
+      // In a cluster the key's owner must be on this node (CONTRACT §31), and under delegation the subject's ledger too (§30).
+      if (gate && found) gate.admit(found.subject.id)
       const auth = platform.delegations.resolve(admit(platform, found, state, set.headers), request.headers.get('pfin-subject'))
-      // In a cluster the subject's ledger must be on this node too (CONTRACT §30, §31).
       gate?.admit(auth.subject.id)
       authorize(route, auth)
       state.auth = auth
@@ -142,15 +143,8 @@ export function mountRoutes(app: Elysia, platform: Platform, routes: AnyRoute[],
       // Errors are logged by the error handler; answers here, once they are made.
       let answer: ReturnType<typeof proceed> | Promise<ReturnType<typeof proceed>>
       try {
-        if (found instanceof Promise) {
-          answer = found.then((auth) => {
-            if (gate && auth) gate.admit(auth.subject.id)
-            return proceed(request, params, set, state, auth, gate)
-          })
-        } else {
-          if (gate && found) gate.admit(found.subject.id)
-          answer = proceed(request, params, set, state, found, gate)
-        }
+        answer =
+          found instanceof Promise ? found.then((auth) => proceed(request, params, set, state, auth, gate)) : proceed(request, params, set, state, found, gate)
       } catch (error) {
         gate?.leave()
         throw error
