@@ -336,56 +336,6 @@ export const fmt = {
   ratio: (n: number) => n.toFixed(2),
 }
 
-export interface PairedRound {
-  base: LoadResult
-  ours: LoadResult
-  /** ours.rps / base.rps */
-  ratio: number
-}
-
-/**
- * The median round's CPU ratio: the baseline's server CPU per request ÷ pfin's. On a shared,
- * loaded machine requests/s swing with what else runs; CPU time per request does not, so this is
- * the figure to compare across runs (undefined where /proc is not there).
- */
-export function cpuRatio(rounds: readonly PairedRound[]): number | undefined {
-  const ratios = rounds.flatMap((r) => (r.base.serverCpuUs && r.ours.serverCpuUs ? [r.base.serverCpuUs.total / r.ours.serverCpuUs.total] : []))
-  return ratios.length ? median(ratios) : undefined
-}
-
-/**
- * Loads the baseline and pfin in `settings.rounds` interleaved rounds, alternating which goes
- * first (so neither always meets a warmer or busier machine), after warming both; prints
- * each round and returns the rounds with the median round's ratio.
- */
-export async function interleavedRounds(
-  labels: { base: string; ours: string },
-  baseLoad: LoadOptions,
-  oursLoad: LoadOptions,
-): Promise<{ rounds: PairedRound[]; median: PairedRound }> {
-  await warm(baseLoad)
-  await warm(oursLoad)
-  const rounds: PairedRound[] = []
-  for (let round = 0; round < settings.rounds; round++) {
-    let base: LoadResult
-    let ours: LoadResult
-    if (round % 2 === 0) {
-      base = await load(baseLoad)
-      ours = await load(oursLoad)
-    } else {
-      ours = await load(oursLoad)
-      base = await load(baseLoad)
-    }
-    if (ours.non2xx || ours.errors || base.non2xx || base.errors)
-      throw new Error(`responses other than 2xx during the run:\n${describe(labels.base, base)}\n${describe(labels.ours, ours)}`)
-    rounds.push({ base, ours, ratio: ours.rps / base.rps })
-    console.log(`round ${round + 1}: ${describe(labels.base, base).trimEnd()}`)
-    console.log(`round ${round + 1}: ${describe(labels.ours, ours).trimEnd()}   ratio ${fmt.ratio(ours.rps / base.rps)}`)
-  }
-  const middle = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)] as PairedRound
-  return { rounds, median: middle }
-}
-
 export interface ThreeWayRound {
   bare: LoadResult
   floor: LoadResult
