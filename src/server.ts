@@ -25,7 +25,7 @@ import { ApiError, type ErrorCode, PROBLEM_CONTENT_TYPE, problemBody } from './p
 import { IdempotencyStore } from './platform/idempotency.ts'
 import { docsRoutes, ROOT_POINTER } from './platform/docs/page.ts'
 import { DeferredOperations, documentBase, systemOperation } from './platform/openapi.ts'
-import { mountRoutes, PRIVATE_ANSWER_HEADERS } from './platform/pipeline.ts'
+import { type FailureAnswer, mountRoutes, PRIVATE_ANSWER_HEADERS } from './platform/pipeline.ts'
 import { WriteGroups } from './platform/write-groups.ts'
 import { type HeaderSink, Limits, RateLimiter } from './platform/rate-limit.ts'
 import type { AnyRoute } from './platform/route.ts'
@@ -191,76 +191,78 @@ export function createApp(platform: Platform, routes: AnyRoute[] = v1Routes) {
   // the request's state, which saves Elysia work on every request. The server is read from
   // `app` rather than the context, which would make Elysia define a getter per request.
   const server: ServerLookup = clientLookup(() => app.server, platform.proxies)
+  // Every failure's answer: thrown inside Elysia (its error hook) or by a route's pipeline after it went asynchronous.
+  const answerFailure: FailureAnswer = async ({ code, error, request, set }) => {
+    const state = requestStateOf(request, server)
+    const requestId = state.requestId
+    set.headers['x-request-id'] = requestId
+    if (state.idempotency?.token) platform.idempotency.release(state.idempotency.ownerId, state.idempotency.key, state.idempotency.token)
+    let problem: { code: ErrorCode; detail: string; headers?: Record<string, string> } | undefined
+    if (error instanceof ApiError) {
+      problem = { code: error.code, detail: error.detail, headers: error.headers }
+    } else if (code === 'NOT_FOUND') {
+      await peekHeaders(platform, request, state, set.headers)
+      // The path as the router saw it: the URL text up to '?'. (`new URL().pathname` drops a
+      // `#fragment` the router kept, which made an unmatched `GET /v1/me#x` a 405 allowing GET.)
+      // Without a usable Host header, Bun's `request.url` is the bare target (`/nowhere`).
+      const url = request.url
+      const start = url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('://') + 3)
+      const query = url.indexOf('?', start)
+      const path = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query)
+      // /mcp keeps its own browser rule (MCP_ALLOWED_ORIGINS): CORS neither answers nor marks it.
+      const cors = path === '/mcp' ? null : platform.cors
+      const origin = request.headers.get('origin')
+      const allowed = allowedMethods(app.routes, path)
+      // The path is the client's text: it is not echoed back (a reflected page, a log of its own).
+      const method = request.method.slice(0, 16)
+      if (cors && isPreflight(request)) {
+        if (cors.allows(origin)) {
+          platform.access?.record(state, request.method, 204)
+          return preflightAnswer(cors, origin, set.headers)
+        }
+        // No CORS headers: the browser refuses the page's request; whoever reads this answer learns the setting.
+        cors.decorate(origin, set.headers)
+        problem = {
+          code: 'origin_not_allowed',
+          detail: `Origin ${(origin ?? '').slice(0, 200)} may not call this API from a browser; the operator can allow it with CORS_ALLOWED_ORIGINS`,
+        }
+      } else if (cors) {
+        cors.decorate(origin, set.headers)
+      }
+      problem ??=
+        allowed.length > 0
+          ? {
+              code: 'method_not_allowed',
+              detail: `${method} is not allowed on this path; allowed: ${allowed.join(', ')}`,
+              headers: { allow: allowed.join(', ') },
+            }
+          : { code: 'route_not_found', detail: `No route matches ${method} on this path; /openapi.json lists every route` }
+    } else if (code === 'PARSE') {
+      if (state.route !== '/mcp') platform.cors?.decorate(request.headers.get('origin'), set.headers)
+      problem = { code: 'malformed_json', detail: 'The request body is not valid JSON' }
+    } else {
+      problem = unexpectedProblem(platform, error, state, requestId)
+    }
+    const body = problemBody(problem.code, problem.detail, requestId)
+    platform.access?.record(state, request.method, body.status)
+    const text = JSON.stringify(body)
+    // A long problem (a 422 listing many fields) is coded like any answer (CONTRACT §25); Elysia adds `set.headers`.
+    const payload = text.length > MIN_COMPRESSED_LENGTH ? encodeBody(text, request.headers.get('accept-encoding'), set.headers) : text
+    return new Response(payload, {
+      status: body.status,
+      headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...PRIVATE_ANSWER_HEADERS, ...problem.headers },
+    })
+  }
   // A request the native router does not match (a path with dot segments, say) is routed by
   // Elysia's own handler, which by default skips 11 characters of the URL as if every Host were
   // at least `a.bc` long: with `Host: api` it read `/v1/me` as `/me`. Bun serves plain http.
   const app = new Elysia({ normalize: false, aot: true, handler: { standardHostname: false } })
-    .onError({ as: 'global' }, async ({ code, error, request, set }) => {
-      const state = requestStateOf(request, server)
-      const requestId = state.requestId
-      set.headers['x-request-id'] = requestId
-      if (state.idempotency?.token) platform.idempotency.release(state.idempotency.ownerId, state.idempotency.key, state.idempotency.token)
-      let problem: { code: ErrorCode; detail: string; headers?: Record<string, string> } | undefined
-      if (error instanceof ApiError) {
-        problem = { code: error.code, detail: error.detail, headers: error.headers }
-      } else if (code === 'NOT_FOUND') {
-        await peekHeaders(platform, request, state, set.headers)
-        // The path as the router saw it: the URL text up to '?'. (`new URL().pathname` drops a
-        // `#fragment` the router kept, which made an unmatched `GET /v1/me#x` a 405 allowing GET.)
-        // Without a usable Host header, Bun's `request.url` is the bare target (`/nowhere`).
-        const url = request.url
-        const start = url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('://') + 3)
-        const query = url.indexOf('?', start)
-        const path = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query)
-        // /mcp keeps its own browser rule (MCP_ALLOWED_ORIGINS): CORS neither answers nor marks it.
-        const cors = path === '/mcp' ? null : platform.cors
-        const origin = request.headers.get('origin')
-        const allowed = allowedMethods(app.routes, path)
-        // The path is the client's text: it is not echoed back (a reflected page, a log of its own).
-        const method = request.method.slice(0, 16)
-        if (cors && isPreflight(request)) {
-          if (cors.allows(origin)) {
-            platform.access?.record(state, request.method, 204)
-            return preflightAnswer(cors, origin, set.headers)
-          }
-          // No CORS headers: the browser refuses the page's request; whoever reads this answer learns the setting.
-          cors.decorate(origin, set.headers)
-          problem = {
-            code: 'origin_not_allowed',
-            detail: `Origin ${(origin ?? '').slice(0, 200)} may not call this API from a browser; the operator can allow it with CORS_ALLOWED_ORIGINS`,
-          }
-        } else if (cors) {
-          cors.decorate(origin, set.headers)
-        }
-        problem ??=
-          allowed.length > 0
-            ? {
-                code: 'method_not_allowed',
-                detail: `${method} is not allowed on this path; allowed: ${allowed.join(', ')}`,
-                headers: { allow: allowed.join(', ') },
-              }
-            : { code: 'route_not_found', detail: `No route matches ${method} on this path; /openapi.json lists every route` }
-      } else if (code === 'PARSE') {
-        if (state.route !== '/mcp') platform.cors?.decorate(request.headers.get('origin'), set.headers)
-        problem = { code: 'malformed_json', detail: 'The request body is not valid JSON' }
-      } else {
-        problem = unexpectedProblem(platform, error, state, requestId)
-      }
-      const body = problemBody(problem.code, problem.detail, requestId)
-      platform.access?.record(state, request.method, body.status)
-      const text = JSON.stringify(body)
-      // A long problem (a 422 listing many fields) is coded like any answer (CONTRACT §25); Elysia adds `set.headers`.
-      const payload = text.length > MIN_COMPRESSED_LENGTH ? encodeBody(text, request.headers.get('accept-encoding'), set.headers) : text
-      return new Response(payload, {
-        status: body.status,
-        headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...PRIVATE_ANSWER_HEADERS, ...problem.headers },
-      })
-    })
+    .onError({ as: 'global' }, answerFailure)
     .use(uncountedRoutes(platform, base, operations, server))
     .use(mcpEndpoint(platform, routes, server))
     .use(oauthEndpoints(platform, server))
 
-  mountRoutes(app as unknown as Elysia, platform, routes, operations, server)
+  mountRoutes(app as unknown as Elysia, platform, routes, operations, server, answerFailure)
   return app
 }
 

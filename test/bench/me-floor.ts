@@ -15,8 +15,13 @@ const etag = entityTagOfBody(body) ?? '""'
 
 const app = new Elysia().get(
   '/v1/me',
-  ({ request, set, status }) => {
-    if (!request.headers.get('authorization')) return status(401, 'unauthorized')
+  // Written so that Elysia calls it without an await, as pfin's routes are (pipeline.ts): no
+  // `return f(` (Elysia would read the handler as async and await every answer).
+  ({ request, set }) => {
+    if (!request.headers.get('authorization')) {
+      set.status = 401
+      return 'unauthorized'
+    }
     setFloorHeaders(set.headers)
     set.headers.etag = etag
     return body
