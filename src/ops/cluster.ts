@@ -194,10 +194,31 @@ async function putSourceAside(node: ClusterNodeSpec, ownerId: string, epoch: num
   prepareDir(folder)
   let aside = join(folder, `${ownerId}.epoch${epoch}.db`)
   if (existsSync(aside)) aside = join(folder, `${ownerId}.epoch${epoch}.${Date.now()}.db`)
-  // The log first: a reader that finds the file without its log would miss committed pages.
-  for (const suffix of ['-wal', '-shm']) if (existsSync(original + suffix)) renameSync(original + suffix, aside + suffix)
-  renameSync(original, aside)
+  setAside(original, aside)
   return aside
+}
+
+/** Renames a database file with its -wal and -shm, the log first: a reader that finds the file without its log would miss committed pages. */
+function setAside(original: string, aside: string): void {
+  for (const suffix of ['-wal', '-shm']) if (existsSync(original + suffix)) renameSync(original + suffix, aside + suffix)
+  if (existsSync(original)) renameSync(original, aside)
+}
+
+/**
+ * Puts the file at `target` into place as the owner's on `node`. An old copy the node still holds
+ * (it was killed holding the owner, failed over, and came back with its disk) goes to its `moved/`
+ * folder first, with its -wal and -shm: a log left beside the new file under the same name would
+ * be read by SQLite as the new file's, its pages over the new ones. The node does not hold the
+ * owner open: it is not placed there, so the node refuses it before opening anything.
+ */
+function putInPlace(node: ClusterNodeSpec, ownerId: string, partial: string): void {
+  const target = tenantPath(node, ownerId)
+  if ([target, `${target}-wal`, `${target}-shm`].some((path) => existsSync(path))) {
+    const folder = join(node.dataDir, 'moved')
+    prepareDir(folder)
+    setAside(target, join(folder, `${ownerId}.replaced-${Date.now()}.db`))
+  }
+  renameSync(partial, target)
 }
 
 /**
@@ -256,7 +277,7 @@ export async function move(
       throw new ClusterError(`the copy differs from the original: ${JSON.stringify(mark)} vs ${JSON.stringify(copied)}`)
     phases.checkMs = lap()
     copyControlRows(join(from.dataDir, 'control.db'), join(to.dataDir, 'control.db'), ownerId, true)
-    renameSync(partial, target)
+    putInPlace(to, ownerId, partial)
     phases.controlMs = lap()
   } catch (error) {
     await unfreeze()
@@ -326,7 +347,7 @@ export async function failover(spec: ClusterSpec, lostName: string, progress: Pr
       copyDatabase(restored, `${tenantPath(to, owner)}.moving`)
       // Answers are not copied: the owner's file keeps its own, in step with its data (CONTRACT §8).
       copyControlRows(control, join(to.dataDir, 'control.db'), owner, false)
-      renameSync(`${tenantPath(to, owner)}.moving`, tenantPath(to, owner))
+      putInPlace(to, owner, `${tenantPath(to, owner)}.moving`)
       const epoch = placement.epoch + 1
       changeDirectory(spec, (d) => {
         d.owners[owner] = { node: toName, epoch }

@@ -1,0 +1,107 @@
+import { afterAll, expect, test } from 'bun:test'
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { haproxyPath, startFront } from '../support/cluster.ts'
+import { adminJson, call, cleanup, type GroupServer, groupGone, integrity, processEnv, startGroupServer, tempDir } from '../support/processes.ts'
+
+/**
+ * Pins: an owner moved onto a node that still holds an old copy of it (a node killed, failed
+ * over, and back with its disk) gets the new copy alone. The old copy's write-ahead log, left by
+ * the kill, is put aside with it; left beside the new file under the same name, SQLite would
+ * read the old log's pages as the new file's (CONTRACT §31, §14).
+ */
+
+const haproxy = haproxyPath
+let router: ReturnType<typeof Bun.spawn> | undefined
+
+afterAll(async () => {
+  router?.kill('SIGKILL')
+  await router?.exited
+  await cleanup()
+})
+
+test.skipIf(!haproxy)(
+  "a move onto a node that kept an owner's old copy and its log, after a failover, serves the moved data alone",
+  async () => {
+    const root = tempDir('pfin-stale-')
+    const directory = join(root, 'directory.json')
+    const socket = join(root, 'haproxy.sock')
+    const map = join(root, 'owners.map')
+    writeFileSync(map, '')
+    const dataDir = (node: string) => join(root, `data-${node}`)
+    const replica = (node: string) => `file://${join(root, 'replicas', node)}`
+    const envOf = (node: string) =>
+      processEnv(dataDir(node), { CLUSTER_NODE: node, CLUSTER_DIRECTORY: directory, CLUSTER_REPLICA: replica(node), LOG_FORMAT: 'off' })
+    for (const node of ['a', 'b']) mkdirSync(dataDir(node), { recursive: true })
+    const made = await adminJson(envOf('a'), 'owner', 'create', '--name', 'Mover', '--currency', 'EUR', '--with-key')
+    const owner = made.id as string
+    const key = (made.key as { key: string }).key
+    const servers: Record<string, GroupServer> = { a: await startGroupServer(envOf('a')), b: await startGroupServer(envOf('b')) }
+    const started = await startFront(root, {
+      directory,
+      socket,
+      map,
+      nodes: Object.fromEntries(['a', 'b'].map((n) => [n, { url: (servers[n] as GroupServer).url, dataDir: dataDir(n), replica: replica(n) }])),
+    })
+    router = started.router
+    const { front, clusterFile } = started
+    const clusterEnv = processEnv(root)
+    await adminJson(clusterEnv, 'cluster', 'place', owner, '--on', 'a', '--cluster', clusterFile)
+
+    const write = async (note: string) => {
+      const res = await call(front, 'POST', '/v1/transactions', {
+        key,
+        body: `{"accountId":"${account}","amount":-1.25,"date":"2026-01-15","note":"${note}"}`,
+        idempotencyKey: note,
+      })
+      expect(`${note}: ${res.status}`).toBe(`${note}: 201`)
+    }
+    const created = await call(front, 'POST', '/v1/accounts', {
+      key,
+      body: '{"name":"Main","type":"bank","balance":100,"currency":"EUR"}',
+      idempotencyKey: 'account',
+    })
+    expect(created.status).toBe(201)
+    const account = JSON.parse(created.text).data.id as string
+    for (let n = 0; n < 40; n++) await write(`before-${n}`)
+    // Litestream ships each second; then node a dies with its log unfolded (Litestream is its only checkpointer).
+    await Bun.sleep(2500)
+    process.kill(-(servers.a as GroupServer).pgid, 'SIGKILL')
+    expect(await groupGone((servers.a as GroupServer).pgid, 5000)).toBe(true)
+    const staleLog = join(dataDir('a'), 'tenants', `${owner}.db-wal`)
+    expect(existsSync(staleLog) && statSync(staleLog).size > 32).toBe(true)
+
+    await adminJson(clusterEnv, 'cluster', 'failover', 'a', '--cluster', clusterFile)
+    // On node b the owner's ledger goes on: more transactions, and most of the old ones deleted.
+    for (let n = 0; n < 40; n++) await write(`after-${n}`)
+    const listed = await call(front, 'GET', '/v1/transactions?limit=200', { key })
+    const before = (JSON.parse(listed.text).data as { id: string; note: string }[]).filter((t) => t.note.startsWith('before-'))
+    for (const t of before.slice(5)) expect((await call(front, 'DELETE', `/v1/transactions/${t.id}`, { key, idempotencyKey: `del-${t.id}` })).status).toBe(200)
+    const expected = (await call(front, 'GET', '/v1/accounts', { key })).text
+
+    // Node a comes back with its disk, on its address, then the owner is moved back onto it.
+    servers.a = await startGroupServer({ ...envOf('a'), PORT: new URL((servers.a as GroupServer).url).port })
+    expect((await call((servers.a as GroupServer).url, 'GET', '/v1/accounts', { key })).status).toBe(421)
+    const moved = await adminJson(clusterEnv, 'cluster', 'move', owner, '--to', 'a', '--cluster', clusterFile)
+    expect(moved.to).toBe('a')
+
+    const after = await call(front, 'GET', '/v1/transactions?limit=200', { key })
+    expect(`${after.status} ${after.status === 200 ? '' : after.text}`).toBe('200 ')
+    const notes = (JSON.parse(after.text).data as { note: string }[]).map((t) => t.note).sort()
+    expect(notes.length).toBe(45)
+    expect(notes.filter((note) => note.startsWith('after-')).length).toBe(40)
+    expect((await call(front, 'GET', '/v1/accounts', { key })).text).toBe(expected)
+    // The old copy is kept aside, log and all, not deleted: whoever wants it can look.
+    const aside = readdirSync(join(dataDir('a'), 'moved')).filter((name) => name.startsWith(owner))
+    expect(aside.some((name) => name.endsWith('.db-wal'))).toBe(true)
+
+    router.kill('SIGTERM')
+    await router.exited
+    for (const node of ['a', 'b']) {
+      process.kill(-(servers[node] as GroupServer).pgid, 'SIGTERM')
+      expect(await groupGone((servers[node] as GroupServer).pgid, 10_000)).toBe(true)
+    }
+    expect(integrity(join(dataDir('a'), 'tenants', `${owner}.db`))).toBe('ok')
+  },
+  120_000,
+)
