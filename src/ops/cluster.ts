@@ -344,6 +344,8 @@ export async function failover(spec: ClusterSpec, lostName: string, progress: Pr
       db.run('UPDATE feed_state SET epoch = lower(hex(randomblob(8))) WHERE id = 1')
       db.close()
       prepareDir(dirname(tenantPath(to, owner)))
+      // A failover cut short may have left its partial copy: VACUUM INTO writes only a new file.
+      rmSync(`${tenantPath(to, owner)}.moving`, { force: true })
       copyDatabase(restored, `${tenantPath(to, owner)}.moving`)
       // Answers are not copied: the owner's file keeps its own, in step with its data (CONTRACT §8).
       copyControlRows(control, join(to.dataDir, 'control.db'), owner, false)

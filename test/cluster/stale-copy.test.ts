@@ -8,7 +8,9 @@ import { adminJson, call, cleanup, type GroupServer, groupGone, integrity, proce
  * Pins: an owner moved onto a node that still holds an old copy of it (a node killed, failed
  * over, and back with its disk) gets the new copy alone. The old copy's write-ahead log, left by
  * the kill, is put aside with it; left beside the new file under the same name, SQLite would
- * read the old log's pages as the new file's (CONTRACT §31, §14).
+ * read the old log's pages as the new file's (CONTRACT §31, §14). Also that a failover cut short
+ * (its partial copy left on the receiving node) can be run again: `VACUUM INTO` refuses a file
+ * that exists.
  */
 
 const haproxy = haproxyPath
@@ -21,7 +23,7 @@ afterAll(async () => {
 })
 
 test.skipIf(!haproxy)(
-  "a move onto a node that kept an owner's old copy and its log, after a failover, serves the moved data alone",
+  "a failover over a partial copy left before; then a move onto a node that kept an owner's old copy and its log serves the moved data alone",
   async () => {
     const root = tempDir('pfin-stale-')
     const directory = join(root, 'directory.json')
@@ -71,6 +73,9 @@ test.skipIf(!haproxy)(
     const staleLog = join(dataDir('a'), 'tenants', `${owner}.db-wal`)
     expect(existsSync(staleLog) && statSync(staleLog).size > 32).toBe(true)
 
+    // A failover cut short before (the admin command killed while copying) left its partial copy on node b.
+    mkdirSync(join(dataDir('b'), 'tenants'), { recursive: true })
+    writeFileSync(join(dataDir('b'), 'tenants', `${owner}.db.moving`), 'half a copy')
     await adminJson(clusterEnv, 'cluster', 'failover', 'a', '--cluster', clusterFile)
     // On node b the owner's ledger goes on: more transactions, and most of the old ones deleted.
     for (let n = 0; n < 40; n++) await write(`after-${n}`)
