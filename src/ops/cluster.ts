@@ -94,6 +94,17 @@ function ownerIdChecked(ownerId: string): string {
   return ownerId
 }
 
+/**
+ * An owner placed (or moved) onto a node: a node marked lost by a failover is in service again
+ * from then on, and a failover may restore owners onto it.
+ */
+function placeIn(directory: Directory, ownerId: string, placement: { node: string; epoch: number }): void {
+  directory.owners[ownerId] = placement
+  const lost = (directory.lost ?? []).filter((name) => name !== placement.node)
+  if (lost.length > 0) directory.lost = lost
+  else delete directory.lost
+}
+
 /** Places an owner made on `nodeName` (with `pfin owner create` over its DATA_DIR) in the directory and the router. */
 export async function place(spec: ClusterSpec, ownerId: string, nodeName: string): Promise<{ owner: string; node: string; epoch: number }> {
   ownerIdChecked(ownerId)
@@ -103,9 +114,7 @@ export async function place(spec: ClusterSpec, ownerId: string, nodeName: string
   const current = readDirectory(spec.directory).owners[ownerId]
   if (current && current.node !== nodeName) throw new ClusterError(`owner ${ownerId} is placed on ${current.node}; use pfin cluster move`)
   const epoch = current?.epoch ?? 1
-  changeDirectory(spec, (d) => {
-    d.owners[ownerId] = { node: nodeName, epoch }
-  })
+  changeDirectory(spec, (d) => placeIn(d, ownerId, { node: nodeName, epoch }))
   await route(spec, ownerId, node.backend)
   return { owner: ownerId, node: nodeName, epoch }
 }
@@ -284,9 +293,7 @@ export async function move(
     throw error
   }
   const epoch = placement.epoch + 1
-  const flipped = changeDirectory(spec, (d) => {
-    d.owners[ownerId] = { node: toName, epoch }
-  })
+  const flipped = changeDirectory(spec, (d) => placeIn(d, ownerId, { node: toName, epoch }))
   await route(spec, ownerId, to.backend)
   phases.flipMs = lap()
   const frozenMs = Math.round(performance.now() - started)

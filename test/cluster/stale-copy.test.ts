@@ -10,7 +10,7 @@ import { adminJson, call, cleanup, type GroupServer, groupGone, integrity, proce
  * the kill, is put aside with it; left beside the new file under the same name, SQLite would
  * read the old log's pages as the new file's (CONTRACT §31, §14). Also that a failover cut short
  * (its partial copy left on the receiving node) can be run again: `VACUUM INTO` refuses a file
- * that exists.
+ * that exists. And that a node marked lost is in service again once an owner is moved onto it.
  */
 
 const haproxy = haproxyPath
@@ -87,8 +87,11 @@ test.skipIf(!haproxy)(
     // Node a comes back with its disk, on its address, then the owner is moved back onto it.
     servers.a = await startGroupServer({ ...envOf('a'), PORT: new URL((servers.a as GroupServer).url).port })
     expect((await call((servers.a as GroupServer).url, 'GET', '/v1/accounts', { key })).status).toBe(421)
+    expect((await adminJson(clusterEnv, 'cluster', 'status', '--cluster', clusterFile)).lost).toEqual(['a'])
     const moved = await adminJson(clusterEnv, 'cluster', 'move', owner, '--to', 'a', '--cluster', clusterFile)
     expect(moved.to).toBe('a')
+    // Serving an owner again, node a is no longer marked lost: a later failover may restore onto it.
+    expect((await adminJson(clusterEnv, 'cluster', 'status', '--cluster', clusterFile)).lost).toBeUndefined()
 
     const after = await call(front, 'GET', '/v1/transactions?limit=200', { key })
     expect(`${after.status} ${after.status === 200 ? '' : after.text}`).toBe('200 ')
