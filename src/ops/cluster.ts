@@ -146,7 +146,12 @@ export function highWaterMark(path: string): Record<string, number | string> {
   }
 }
 
-/** Copies the owner's rows of control.db (owner, keys, sign-in, grants; answers if asked) from one file into another, through SQLite. */
+/**
+ * Makes the owner's rows of control.db (owner, keys, sign-in, grants; answers if asked) in `to`
+ * those of `from`, through SQLite. The owner's rows `to` held before go first: a node that served
+ * the owner once (killed, failed over, back with its disk) keeps keys and answers the cluster
+ * never had or has since revoked, which would otherwise count again.
+ */
 function copyControlRows(from: string, to: string, ownerId: string, answers: boolean): void {
   const db = new Database(to, { readwrite: true, create: false })
   try {
@@ -157,15 +162,19 @@ function copyControlRows(from: string, to: string, ownerId: string, answers: boo
     db.transaction(() => {
       // schedule_due: the owner's next auto-posting date, so the new node's sweep posts it (§29).
       const byOwner = ['owners:id', 'api_keys:owner_id', 'owner_logins:owner_id', 'owner_invites:owner_id', 'oauth_grants:owner_id', 'schedule_due:owner_id']
+      // The answers' copies (§8) are taken on a move; on a failover the owner's file has its own,
+      // and copies the node kept from before are as stale as its keys.
       if (answers) byOwner.push('idempotency_records:owner_id')
+      else db.run('DELETE FROM main.idempotency_records WHERE owner_id = ?', [ownerId])
+      db.run('DELETE FROM main.oauth_tokens WHERE grant_id IN (SELECT id FROM main.oauth_grants WHERE owner_id = ?)', [ownerId])
       for (const entry of byOwner) {
         const [table, column] = entry.split(':') as [string, string]
-        db.run(`INSERT OR REPLACE INTO main.${table} SELECT * FROM source.${table} WHERE ${column} = ?`, [ownerId])
+        db.run(`DELETE FROM main.${table} WHERE ${column} = ?`, [ownerId])
+        db.run(`INSERT INTO main.${table} SELECT * FROM source.${table} WHERE ${column} = ?`, [ownerId])
       }
-      db.run(
-        'INSERT OR REPLACE INTO main.oauth_tokens SELECT * FROM source.oauth_tokens WHERE grant_id IN (SELECT id FROM source.oauth_grants WHERE owner_id = ?)',
-        [ownerId],
-      )
+      db.run('INSERT INTO main.oauth_tokens SELECT * FROM source.oauth_tokens WHERE grant_id IN (SELECT id FROM source.oauth_grants WHERE owner_id = ?)', [
+        ownerId,
+      ])
     }).immediate()
     db.run('DETACH DATABASE source')
   } finally {

@@ -10,7 +10,9 @@ import { adminJson, call, cleanup, type GroupServer, groupGone, integrity, proce
  * the kill, is put aside with it; left beside the new file under the same name, SQLite would
  * read the old log's pages as the new file's (CONTRACT §31, §14). Also that a failover cut short
  * (its partial copy left on the receiving node) can be run again: `VACUUM INTO` refuses a file
- * that exists. And that a node marked lost is in service again once an owner is moved onto it.
+ * that exists. That the owner's control rows there (keys above all) become the source's, not a
+ * mix with the old ones. And that a node marked lost is in service again once an owner is moved
+ * onto it.
  */
 
 const haproxy = haproxyPath
@@ -73,6 +75,8 @@ test.skipIf(!haproxy)(
     const staleLog = join(dataDir('a'), 'tenants', `${owner}.db-wal`)
     expect(existsSync(staleLog) && statSync(staleLog).size > 32).toBe(true)
 
+    // A key that only node a's control.db holds (made there while it was down): the cluster never had it.
+    const strayKey = ((await adminJson(envOf('a'), 'key', 'create', '--owner', owner)) as { key: string }).key
     // A failover cut short before (the admin command killed while copying) left its partial copy on node b.
     mkdirSync(join(dataDir('b'), 'tenants'), { recursive: true })
     writeFileSync(join(dataDir('b'), 'tenants', `${owner}.db.moving`), 'half a copy')
@@ -99,6 +103,8 @@ test.skipIf(!haproxy)(
     expect(notes.length).toBe(45)
     expect(notes.filter((note) => note.startsWith('after-')).length).toBe(40)
     expect((await call(front, 'GET', '/v1/accounts', { key })).text).toBe(expected)
+    // The owner's keys on node a are now node b's: the stray one is refused.
+    expect((await call(front, 'GET', '/v1/accounts', { key: strayKey })).status).toBe(401)
     // The old copy is kept aside, log and all, not deleted: whoever wants it can look.
     const aside = readdirSync(join(dataDir('a'), 'moved')).filter((name) => name.startsWith(owner))
     expect(aside.some((name) => name.endsWith('.db-wal'))).toBe(true)
