@@ -107,7 +107,11 @@ function preflightAnswer(cors: Cors, origin: string, headers: HeaderSink): Respo
 
 /** Headers of a request that is not counted: the caller's current state, unchanged. */
 async function peekHeaders(platform: Platform, request: Request, state: RequestState, headers: HeaderSink): Promise<void> {
-  const auth = await platform.authenticator.authenticate(request.headers.get('authorization'), state)
+  // A key that cannot be checked now (too many waiting) reads the anonymous state: /healthz must not fail for it.
+  const auth = await Promise.resolve(platform.authenticator.authenticate(request.headers.get('authorization'), state)).catch((error: unknown) => {
+    if (error instanceof ApiError && error.code === 'server_busy') return null
+    throw error
+  })
   if (auth) platform.limiter.peek(`key:${auth.principal.keyId}`, platform.limits.key, headers)
   else platform.limiter.peek(`ip:${state.ip}`, platform.limits.anonymous, headers)
 }

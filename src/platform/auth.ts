@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { ControlStore, KeyWithOwner, Owner } from '../db/control/store.ts'
 import { newId } from '../db/ids.ts'
+import { ApiError } from './errors.ts'
 import type { Scope } from './scopes.ts'
 
 /**
@@ -316,9 +317,19 @@ export class Authenticator {
     return null
   }
 
-  /** One argon2 check of `secret` against `hash`, in its turn (`checks`); false when it fails or cannot run. */
+  /**
+   * One argon2 check of `secret` against `hash`, in its turn (`checks`); false when it fails or
+   * cannot run. With every turn taken it throws 503 `server_busy`: a key not checked is not a
+   * wrong key, so the client is asked to retry and nothing counts towards a lock.
+   */
   private argonCheck(hash: string, secret: string): Promise<boolean> {
-    return this.checks.run(() => argon2().then((module) => module.verify(hash, secret))).catch(() => false)
+    return this.checks
+      .run(() => argon2().then((module) => module.verify(hash, secret)))
+      .catch((error: unknown) => {
+        if (error instanceof ChecksFull)
+          throw new ApiError('server_busy', 'The server is checking many keys for the first time at once; retry in a second', { 'retry-after': '1' })
+        return false
+      })
   }
 
   private decoyHash(): Promise<string> {
@@ -343,6 +354,9 @@ export class Authenticator {
  * Runs at most `parallel` tasks at once, in arrival order; past `queued` waiting tasks a new one
  * is refused at once. argon2 checks are the one costly thing a client without a key can cause.
  */
+/** Every argon2 turn is running and the queue is full (`MAX_QUEUED_CHECKS`). */
+class ChecksFull extends Error {}
+
 class CheckQueue {
   private running = 0
   private readonly waiting: (() => void)[] = []
@@ -355,7 +369,7 @@ class CheckQueue {
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.running < this.parallel) this.running++
     else {
-      if (this.waiting.length >= this.queued) throw new Error('too many key checks waiting')
+      if (this.waiting.length >= this.queued) throw new ChecksFull()
       // The finishing task hands its place over, so none can slip in between.
       await new Promise<void>((resolve) => this.waiting.push(resolve))
     }

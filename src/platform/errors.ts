@@ -37,6 +37,8 @@ export const ERRORS = {
   rate_limit_exceeded: { status: 429, title: 'Rate limit exceeded' },
   internal_error: { status: 500, title: 'Internal error' },
   storage_unavailable: { status: 503, title: 'Storage unavailable' },
+  /** More keys wait for their first check than the server queues (CONTRACT §7): retry after `Retry-After` seconds. */
+  server_busy: { status: 503, title: 'Server busy' },
   /** In a cluster, the owner is being moved between nodes (CONTRACT §31); retry after `Retry-After` seconds. */
   owner_moving: { status: 503, title: 'Owner moving' },
   insufficient_storage: { status: 507, title: 'Insufficient storage' },

@@ -139,6 +139,7 @@ const AUTHENTICATED_ERRORS: ErrorCode[] = [
   'rate_limit_exceeded',
   'internal_error',
   'storage_unavailable',
+  'server_busy',
 ]
 const WRITE_ERRORS: ErrorCode[] = [
   'idempotency_key_missing',

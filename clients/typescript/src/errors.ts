@@ -36,6 +36,7 @@ export const PROBLEM_CODES = [
   'owner_moving',
   'insufficient_storage',
   'storage_unavailable',
+  'server_busy',
   'internal_error',
 ] as const satisfies readonly ProblemCode[]
 

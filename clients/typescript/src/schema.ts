@@ -1132,7 +1132,7 @@ export interface components {
             detail: string;
             status: number;
             /** @enum {string} */
-            code: "malformed_json" | "idempotency_key_missing" | "idempotency_key_invalid" | "unauthorized" | "insufficient_scope" | "pro_tier_required" | "origin_not_allowed" | "system_category_read_only" | "not_found" | "route_not_found" | "method_not_allowed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "external_id_conflict" | "payee_exists" | "tag_exists" | "limit_reached" | "grant_exists" | "confirmation_required" | "cursor_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "validation_failed" | "invalid_reference" | "rule_violation" | "rate_limit_exceeded" | "internal_error" | "storage_unavailable" | "owner_moving" | "insufficient_storage";
+            code: "malformed_json" | "idempotency_key_missing" | "idempotency_key_invalid" | "unauthorized" | "insufficient_scope" | "pro_tier_required" | "origin_not_allowed" | "system_category_read_only" | "not_found" | "route_not_found" | "method_not_allowed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "external_id_conflict" | "payee_exists" | "tag_exists" | "limit_reached" | "grant_exists" | "confirmation_required" | "cursor_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "validation_failed" | "invalid_reference" | "rule_violation" | "rate_limit_exceeded" | "internal_error" | "storage_unavailable" | "server_busy" | "owner_moving" | "insufficient_storage";
             request_id: string;
         };
         /** Me */
@@ -3059,7 +3059,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3196,7 +3196,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3329,7 +3329,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3540,7 +3540,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3786,7 +3786,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3965,7 +3965,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4130,7 +4130,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4392,7 +4392,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4558,7 +4558,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4770,7 +4770,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5017,7 +5017,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5255,7 +5255,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5484,7 +5484,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5663,7 +5663,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5828,7 +5828,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6090,7 +6090,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6348,7 +6348,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6501,7 +6501,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6713,7 +6713,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6961,7 +6961,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7140,7 +7140,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7305,7 +7305,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7568,7 +7568,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7717,7 +7717,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7929,7 +7929,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -8173,7 +8173,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -8352,7 +8352,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -8600,7 +8600,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -8749,7 +8749,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -8957,7 +8957,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -9199,7 +9199,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -9378,7 +9378,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -9543,7 +9543,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -9803,7 +9803,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -9950,7 +9950,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10175,7 +10175,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10435,7 +10435,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10614,7 +10614,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10779,7 +10779,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -11041,7 +11041,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -11281,7 +11281,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -11524,7 +11524,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -11671,7 +11671,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -11822,7 +11822,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -12037,7 +12037,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -12262,7 +12262,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -12409,7 +12409,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -12629,7 +12629,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -12774,7 +12774,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -13013,7 +13013,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -13192,7 +13192,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -13357,7 +13357,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -13618,7 +13618,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -13783,7 +13783,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -14007,7 +14007,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -14154,7 +14154,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -14371,7 +14371,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -14550,7 +14550,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -14715,7 +14715,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -14975,7 +14975,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -15140,7 +15140,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -15277,7 +15277,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -15410,7 +15410,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -15621,7 +15621,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -15800,7 +15800,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -15944,7 +15944,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -16086,7 +16086,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -16215,7 +16215,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -16428,7 +16428,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -16588,7 +16588,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `storage_unavailable`: Storage unavailable */
+            /** @description `storage_unavailable`: Storage unavailable; `server_busy`: Server busy */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
