@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import { ClusterNode } from './platform/cluster.ts'
 import { swagger } from '@elysiajs/swagger'
 import { Elysia } from 'elysia'
@@ -7,7 +8,7 @@ import { fixToday } from './platform/clock.ts'
 import { ControlStore } from './db/control/store.ts'
 import { giveBackFreePages, tryWithoutWaiting } from './db/sqlite.ts'
 import { AccessLog } from './platform/access-log.ts'
-import { DataDirLock, prepareDir } from './db/data-dir.ts'
+import { CHECKED_FILES_LIST, DataDirLock, prepareDir } from './db/data-dir.ts'
 import { unexpectedProblem } from './platform/storage-problem.ts'
 import { TenantRegistry } from './db/tenant/registry.ts'
 import { purgeTombstones } from './db/tenant/change-log.ts'
@@ -62,6 +63,7 @@ export function createPlatform(config: Config, log: (message: string) => void = 
     // Replicated files are checkpointed by Litestream alone (CONTRACT §31).
     !config.cluster?.replica,
   )
+  tenants.keepChecksAcrossRestarts(join(config.dataDir, CHECKED_FILES_LIST))
   const limiter = new RateLimiter(control)
   const limits = {
     key: new Limits(config.rateLimitPerMinute, config.rateLimitPerDay),

@@ -17,6 +17,9 @@ export function replicatedDataDir(dataDir: string): boolean {
   return existsSync(join(dataDir, LITESTREAM_CONFIG))
 }
 
+/** The owner files a server checked and closed in its clean shutdown, for the next server (CONTRACT §14). */
+export const CHECKED_FILES_LIST = 'checked-files.json'
+
 const PRIVATE_DIR = 0o700
 const PRIVATE_FILE = 0o600
 

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { appendFileSync, closeSync, openSync, statSync, utimesSync, writeSync } from 'node:fs'
+import { appendFileSync, closeSync, existsSync, openSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { CheckedFiles } from '../../src/db/tenant/checked-files.ts'
 import { call, cleanup, ownerWithKey, processEnv, startServer, tempDir } from '../support/processes.ts'
@@ -9,6 +9,7 @@ import { call, cleanup, ownerWithKey, processEnv, startServer, tempDir } from '.
  * An evicted owner is reopened without `PRAGMA quick_check` (a read of the whole file) only
  * while its file is exactly as this process left it; any change since is checked again, so a
  * file damaged while its owner was evicted is still 503 and takes no writes (CONTRACT §14).
+ * A clean shutdown hands what it checked to the next server; a kill hands over nothing.
  */
 
 afterAll(cleanup)
@@ -112,4 +113,70 @@ test('an owner file damaged while its owner was evicted is checked on reopen: 50
     await server.proc.exited
   }
   // Four admin commands and a server start: slow on a busy machine.
+}, 30_000)
+
+test('CheckedFiles across a restart: what one server saved, the next takes once; the list is gone after, and a bad list is only more checks', () => {
+  const dir = tempDir('pfin-checked-')
+  const list = join(dir, 'checked-files.json')
+  const paths = ['a', 'b'].map((name) => {
+    const path = join(dir, `${name}.db`)
+    const db = new Database(path, { create: true })
+    db.run('CREATE TABLE t (x)')
+    db.close()
+    return path
+  })
+  const before = new CheckedFiles()
+  for (const path of paths) before.remember(path)
+  before.save(list)
+  // Between the two servers, one file is written to.
+  const other = new Database(paths[1] as string)
+  other.run('INSERT INTO t VALUES (1)')
+  other.close()
+
+  const after = new CheckedFiles()
+  after.takeSaved(list)
+  expect(paths.map((path) => after.unchangedSinceChecked(path))).toEqual([true, false])
+  expect(existsSync(list)).toBe(false)
+
+  writeFileSync(list, '{"files": [["x", 1], "y"')
+  const third = new CheckedFiles()
+  third.takeSaved(list)
+  expect(paths.map((path) => third.unchangedSinceChecked(path))).toEqual([false, false])
+  expect(existsSync(list)).toBe(false)
+})
+
+test('a clean restart keeps the last check of a file left as it was closed; a restart after a kill checks every file again', async () => {
+  const dataDir = tempDir('pfin-restart-')
+  const env = processEnv(dataDir, { LOG_FORMAT: 'off' })
+  const { id: owner, key } = await ownerWithKey(env, 'Restarted')
+  const file = join(dataDir, 'tenants', `${owner}.db`)
+  const reader = new Database(file, { readonly: true })
+  const root = Number(reader.query<{ rootpage: number }, []>("SELECT rootpage FROM sqlite_master WHERE name = 'transaction_tags'").get()?.rootpage)
+  reader.close()
+  expect(root).toBeGreaterThan(1)
+  const accounts = async (url: string) => (await call(url, 'GET', '/v1/accounts', { key })).status
+
+  let server = await startServer(env)
+  expect(await accounts(server.url)).toBe(200)
+  // Damage a page no account read touches while the server holds the file open: it cannot see
+  // that, and its clean shutdown remembers the file as it leaves it. Only a check would find it.
+  const fd = openSync(file, 'r+')
+  writeSync(fd, Buffer.alloc(16, 0xa5), 0, 16, (root - 1) * 4096)
+  closeSync(fd)
+  server.proc.kill('SIGTERM')
+  expect(await server.proc.exited).toBe(0)
+  expect(existsSync(join(dataDir, 'checked-files.json'))).toBe(true)
+
+  // The next server does not read the whole file again: the owner is served.
+  server = await startServer(env)
+  expect(existsSync(join(dataDir, 'checked-files.json'))).toBe(false)
+  expect(await accounts(server.url)).toBe(200)
+  server.proc.kill('SIGKILL')
+  await server.proc.exited
+
+  // After a kill there is no list: the file is checked at its first open, and the damage found.
+  server = await startServer(env)
+  expect(await accounts(server.url)).toBe(503)
+  server.proc.kill('SIGTERM')
+  await server.proc.exited
 }, 30_000)

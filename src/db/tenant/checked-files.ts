@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs'
+import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 
 /**
  * Owner files this process has checked (`PRAGMA quick_check`) and then closed itself, each
@@ -13,6 +13,7 @@ import { statSync } from 'node:fs'
  *
  * Only `stat` is used: pfin never opens, maps or locks a database file outside SQLite.
  * Bounded: the oldest entries are dropped first, which only means a check is run again.
+ * A server keeps the list across a clean restart (`save`, `takeSaved`): after a crash, none.
  */
 export class CheckedFiles {
   private readonly seen = new Map<string, string>()
@@ -40,6 +41,37 @@ export class CheckedFiles {
   unchangedSinceChecked(path: string): boolean {
     const kept = this.seen.get(path)
     return kept !== undefined && kept === fingerprint(path)
+  }
+
+  /**
+   * Writes what is remembered to `listPath` (by rename: whole or not at all), for the next server
+   * on the data folder: a clean shutdown's closes were clean, so its files need no check while
+   * they stay as left.
+   */
+  save(listPath: string): void {
+    writeFileSync(`${listPath}.tmp`, JSON.stringify({ files: [...this.seen] }), { mode: 0o600 })
+    renameSync(`${listPath}.tmp`, listPath)
+  }
+
+  /**
+   * Takes what a clean shutdown saved at `listPath`, and removes the list at once: a server that
+   * then stops without a clean shutdown (a crash, SIGKILL) leaves none, and the next one checks
+   * every file it opens. An unreadable list is only more checks.
+   */
+  takeSaved(listPath: string): void {
+    if (!existsSync(listPath)) return
+    try {
+      const saved = JSON.parse(readFileSync(listPath, 'utf8')) as { files?: unknown }
+      if (Array.isArray(saved.files)) {
+        for (const entry of saved.files.slice(-this.capacity)) {
+          if (Array.isArray(entry) && typeof entry[0] === 'string' && typeof entry[1] === 'string') this.seen.set(entry[0], entry[1])
+        }
+      }
+    } catch {
+      this.seen.clear()
+    } finally {
+      rmSync(listPath, { force: true })
+    }
   }
 }
 
