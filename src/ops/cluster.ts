@@ -194,10 +194,34 @@ async function putSourceAside(node: ClusterNodeSpec, ownerId: string, epoch: num
   prepareDir(folder)
   let aside = join(folder, `${ownerId}.epoch${epoch}.db`)
   if (existsSync(aside)) aside = join(folder, `${ownerId}.epoch${epoch}.${Date.now()}.db`)
-  // The log first: a reader that finds the file without its log would miss committed pages.
-  for (const suffix of ['-wal', '-shm']) if (existsSync(original + suffix)) renameSync(original + suffix, aside + suffix)
-  renameSync(original, aside)
+  renameSet(original, aside)
   return aside
+}
+
+const SET = ['-wal', '-shm', '']
+
+/** Renames a database with its -wal and -shm, the log first: a reader that finds the file without its log would miss committed pages. */
+function renameSet(from: string, to: string): void {
+  for (const suffix of SET) if (existsSync(from + suffix)) renameSync(from + suffix, to + suffix)
+}
+
+/**
+ * Renames the copy made for `node` into the owner's place there. A database already at that place
+ * (a node that held the owner before, killed or kept with --keep-source) is first put aside with
+ * its log into `<DATA_DIR>/moved/<ownerId>.found-<ms>.db`: its -wal would otherwise stay beside
+ * the new file, and SQLite, which cannot tell that the log belongs to another file, would apply
+ * its frames over the copy at the next open (old rows back, indexes that disagree).
+ */
+function installCopy(node: ClusterNodeSpec, ownerId: string, copy: string, progress: Progress): void {
+  const target = tenantPath(node, ownerId)
+  if (SET.some((suffix) => existsSync(target + suffix))) {
+    const folder = join(node.dataDir, 'moved')
+    prepareDir(folder)
+    const aside = join(folder, `${ownerId}.found-${Date.now()}.db`)
+    renameSet(target, aside)
+    progress(`an older copy of ${ownerId} was in the way on the new node: kept as ${aside}`)
+  }
+  renameSync(copy, target)
 }
 
 /**
@@ -256,7 +280,7 @@ export async function move(
       throw new ClusterError(`the copy differs from the original: ${JSON.stringify(mark)} vs ${JSON.stringify(copied)}`)
     phases.checkMs = lap()
     copyControlRows(join(from.dataDir, 'control.db'), join(to.dataDir, 'control.db'), ownerId, true)
-    renameSync(partial, target)
+    installCopy(to, ownerId, partial, progress)
     phases.controlMs = lap()
   } catch (error) {
     await unfreeze()
@@ -326,7 +350,7 @@ export async function failover(spec: ClusterSpec, lostName: string, progress: Pr
       copyDatabase(restored, `${tenantPath(to, owner)}.moving`)
       // Answers are not copied: the owner's file keeps its own, in step with its data (CONTRACT §8).
       copyControlRows(control, join(to.dataDir, 'control.db'), owner, false)
-      renameSync(`${tenantPath(to, owner)}.moving`, tenantPath(to, owner))
+      installCopy(to, owner, `${tenantPath(to, owner)}.moving`, progress)
       const epoch = placement.epoch + 1
       changeDirectory(spec, (d) => {
         d.owners[owner] = { node: toName, epoch }
