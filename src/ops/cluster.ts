@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path'
 import { prepareDir } from '../db/data-dir.ts'
 import { isId } from '../db/ids.ts'
 import { copyDatabase } from '../db/sqlite.ts'
-import { ACK_FILE, type Directory, readDirectory, writeDirectory } from '../platform/cluster.ts'
+import { ACK_FILE, type Directory, NODE_NAME, readDirectory, writeDirectory } from '../platform/cluster.ts'
 import { integrityProblems } from './backup.ts'
 import { litestreamBinary, replicaOf } from './litestream.ts'
 
@@ -31,19 +31,42 @@ export interface ClusterSpec {
 }
 
 export class ClusterError extends Error {}
+/** A wrong argument or cluster file, found before anything was changed (the CLI's exit code 2). */
+export class ClusterUsageError extends ClusterError {}
 
 type Progress = (message: string) => void
 
+/** An HAProxy backend name (it goes into a map line and a runtime API command): letters, digits, `_ - . :`. */
+const BACKEND = /^[A-Za-z0-9_.:-]{1,64}$/
+
+/** Reads and checks the cluster file: every name that goes into the directory, a map line or a path is what it should be. */
 export function readClusterSpec(path: string): ClusterSpec {
-  const spec = JSON.parse(readFileSync(path, 'utf8')) as ClusterSpec
-  if (typeof spec?.directory !== 'string' || typeof spec.nodes !== 'object')
-    throw new ClusterError(`${path} is not a pfin cluster file (see docs/operations.md)`)
+  let spec: ClusterSpec
+  try {
+    spec = JSON.parse(readFileSync(path, 'utf8')) as ClusterSpec
+  } catch (error) {
+    throw new ClusterUsageError(`${path} cannot be read as a pfin cluster file: ${(error as Error).message}`)
+  }
+  const wrong = (what: string) => new ClusterUsageError(`${path}: ${what} (see docs/operations.md, "Running a cluster")`)
+  if (typeof spec?.directory !== 'string' || spec.directory === '' || typeof spec.nodes !== 'object' || spec.nodes === null)
+    throw wrong('not a pfin cluster file: "directory" and "nodes" are required')
+  const { haproxy } = spec
+  if (haproxy !== null && (typeof haproxy?.socket !== 'string' || typeof haproxy.map !== 'string')) throw wrong('"haproxy" must be null or {"socket", "map"}')
+  for (const [name, node] of Object.entries(spec.nodes)) {
+    if (!NODE_NAME.test(name)) throw wrong(`node name ${JSON.stringify(name)} is not one a node can have (CLUSTER_NODE: lower-case letters, digits, -)`)
+    if (typeof node?.dataDir !== 'string' || node.dataDir === '') throw wrong(`node ${name} needs "dataDir"`)
+    if (typeof node.backend !== 'string' || !BACKEND.test(node.backend))
+      throw wrong(`node ${name}'s backend ${JSON.stringify(node.backend)} is not an HAProxy backend name (letters, digits, _ - . :)`)
+    if (node.replica !== null && node.replica !== undefined && !/^(file|s3):\/\/./.test(String(node.replica)))
+      throw wrong(`node ${name}'s replica must be null or a file:// or s3:// URL`)
+  }
   return spec
 }
 
 function nodeOf(spec: ClusterSpec, name: string): ClusterNodeSpec {
-  const node = spec.nodes[name]
-  if (!node) throw new ClusterError(`no node "${name}" in the cluster file; nodes: ${Object.keys(spec.nodes).join(', ')}`)
+  // Own keys only: `__proto__` or `constructor` is no node.
+  const node = Object.hasOwn(spec.nodes, name) ? spec.nodes[name] : undefined
+  if (!node) throw new ClusterUsageError(`no node ${JSON.stringify(name)} in the cluster file; nodes: ${Object.keys(spec.nodes).join(', ')}`)
   return node
 }
 
@@ -90,7 +113,7 @@ function changeDirectory(spec: ClusterSpec, change: (directory: Directory) => vo
 }
 
 function ownerIdChecked(ownerId: string): string {
-  if (!isId('own', ownerId)) throw new ClusterError(`"${ownerId}" is not an owner id (own_…)`)
+  if (!isId('own', ownerId)) throw new ClusterUsageError(`${JSON.stringify(ownerId)} is not an owner id (own_ and 32 lower-case hex digits)`)
   return ownerId
 }
 
@@ -99,9 +122,9 @@ export async function place(spec: ClusterSpec, ownerId: string, nodeName: string
   ownerIdChecked(ownerId)
   const node = nodeOf(spec, nodeName)
   if (!existsSync(tenantPath(node, ownerId)))
-    throw new ClusterError(`owner ${ownerId} has no file on node ${nodeName}; create it there first (pfin owner create --data-dir ${node.dataDir})`)
+    throw new ClusterUsageError(`owner ${ownerId} has no file on node ${nodeName}; create it there first (pfin owner create --data-dir ${node.dataDir})`)
   const current = readDirectory(spec.directory).owners[ownerId]
-  if (current && current.node !== nodeName) throw new ClusterError(`owner ${ownerId} is placed on ${current.node}; use pfin cluster move`)
+  if (current && current.node !== nodeName) throw new ClusterUsageError(`owner ${ownerId} is placed on ${current.node}; use pfin cluster move`)
   const epoch = current?.epoch ?? 1
   changeDirectory(spec, (d) => {
     d.owners[ownerId] = { node: nodeName, epoch }
@@ -239,11 +262,14 @@ export async function move(
   options: { keepSource?: boolean } = {},
 ): Promise<MoveResult> {
   ownerIdChecked(ownerId)
-  const placement = readDirectory(spec.directory).owners[ownerId]
-  if (!placement) throw new ClusterError(`owner ${ownerId} is not placed; use pfin cluster place`)
-  if (placement.node === toName) throw new ClusterError(`owner ${ownerId} is on ${toName} already`)
-  const from = nodeOf(spec, placement.node)
   const to = nodeOf(spec, toName)
+  const placement = readDirectory(spec.directory).owners[ownerId]
+  if (!placement) throw new ClusterUsageError(`owner ${ownerId} is not placed; use pfin cluster place`)
+  if (placement.node === toName) throw new ClusterUsageError(`owner ${ownerId} is on ${toName} already`)
+  const from = nodeOf(spec, placement.node)
+  // Its keys go into the new node's control.db, which the node makes when it first starts.
+  if (!existsSync(join(to.dataDir, 'control.db')))
+    throw new ClusterUsageError(`node ${toName} has no control.db in ${to.dataDir}: start pfin there once (CLUSTER_NODE=${toName}) before moving owners to it`)
   const started = performance.now()
   let at = started
   const lap = () => {
@@ -317,7 +343,7 @@ export type FailoverResult = {
  */
 export async function failover(spec: ClusterSpec, lostName: string, progress: Progress = () => {}): Promise<FailoverResult> {
   const lost = nodeOf(spec, lostName)
-  if (!lost.replica) throw new ClusterError(`node ${lostName} has no replica (CLUSTER_REPLICA): nothing to restore from`)
+  if (!lost.replica) throw new ClusterUsageError(`node ${lostName} has no replica (CLUSTER_REPLICA): nothing to restore from`)
   const before = readDirectory(spec.directory)
   const owners = Object.entries(before.owners).filter(([, p]) => p.node === lostName)
   const live = Object.keys(spec.nodes).filter((name) => name !== lostName && !(before.lost ?? []).includes(name))

@@ -27,6 +27,8 @@ export interface Directory {
 }
 
 export const ACK_FILE = 'cluster-ack.json'
+/** A node's name (CLUSTER_NODE, and the cluster file's keys): lower-case letters, digits and `-`. */
+export const NODE_NAME = /^[a-z][a-z0-9-]{0,30}$/
 const POLL_MS = 10
 
 export function readDirectory(path: string): Directory {
