@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { readDirectory } from '../platform/cluster.ts'
-import { type ClusterSpec, ClusterUsageError, failover, move, oldKeys, place, readClusterSpec } from '../ops/cluster.ts'
+import { type ClusterSpec, ClusterUsageError, directoryHolder, failover, move, oldKeys, place, readClusterSpec } from '../ops/cluster.ts'
 import { type Flags, optional, required, UsageError } from './args.ts'
 import { listedTime } from './output.ts'
 import type { CommandSpec, FlagSpec, GroupSpec } from './spec.ts'
@@ -108,15 +108,22 @@ const statusCommand: CommandSpec = {
   example: 'cluster status --cluster /etc/pfin/cluster.json',
   dataDir: 'ignores',
   notes:
-    'Prints (--json): the directory {"version", "owners": {ownerId: {"node", "epoch"}}, "lost"} and "oldKeys", the number of live keys in the old form (pfin cluster old-keys).',
+    'Prints (--json): the directory {"version", "owners": {ownerId: {"node", "epoch", "frozen"}}, "lost"}, "oldKeys", the number of live keys in the old form (pfin cluster old-keys), and "command", the place, move or failover changing the directory ({"pid", "host", "command", "since", "running"}; running false: it was killed, and the owners it froze stay frozen until it is run again), or null.',
   run(s, { flags }) {
     return usage(async () => {
       const cluster = spec(flags)
       const directory = readDirectory(cluster.directory)
       const lines = Object.entries(directory.owners).map(([owner, p]) => `${owner}  ${p.node}  epoch ${p.epoch}${p.frozen ? '  frozen' : ''}`)
+      const holder = directoryHolder(cluster)
+      if (holder?.running) lines.push(`Under way: pfin cluster ${holder.command} (pid ${holder.pid} on ${holder.host})`)
+      else if (holder) lines.push(`Did not finish (its process is gone): pfin cluster ${holder.command} (pid ${holder.pid} on ${holder.host})`)
+      if (!holder?.running && Object.values(directory.owners).some((p) => p.frozen))
+        lines.push(
+          'Owners frozen with no command under way answer 503 until moved: run the move again (pfin cluster move OWNER --to NODE), or unfreeze one where it is (pfin cluster place OWNER --on NODE)',
+        )
       const old = oldKeys(cluster).keys.length
       if (old > 0) lines.push(`${old} live key(s) in the old form (no owner in them; the router cannot place them): pfin cluster old-keys`)
-      s.out.result({ ...directory, oldKeys: old }, lines.join('\n') || 'No owner placed yet.')
+      s.out.result({ ...directory, oldKeys: old, command: holder }, lines.join('\n') || 'No owner placed yet.')
       return 0
     })
   },

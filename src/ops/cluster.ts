@@ -1,7 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
-import { tmpdir } from 'node:os'
+import { hostname, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { prepareDir } from '../db/data-dir.ts'
 import { isId } from '../db/ids.ts'
@@ -104,6 +104,69 @@ async function route(spec: ClusterSpec, ownerId: string, backend: string): Promi
   renameSync(`${map}.tmp`, map)
 }
 
+/** Who is changing the directory: the `pfin cluster` command holding `<directory>.lock`. */
+export interface DirectoryHolder {
+  pid: number
+  host: string
+  command: string
+  since: number
+}
+
+const lockPath = (spec: ClusterSpec) => `${spec.directory}.lock`
+
+/** Whether the holder still runs: a process on this machine is asked; one on another machine is taken to run. */
+function running(holder: DirectoryHolder): boolean {
+  if (holder.host !== hostname()) return true
+  try {
+    process.kill(holder.pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** The command holding the directory now, or that held it and was killed (`running` false); null when none. */
+export function directoryHolder(spec: ClusterSpec): (DirectoryHolder & { running: boolean }) | null {
+  try {
+    const holder = JSON.parse(readFileSync(lockPath(spec), 'utf8')) as DirectoryHolder
+    return { ...holder, running: running(holder) }
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Runs `work` as the only `pfin cluster` command changing the directory: two at once would each
+ * read, change and write it (one's change lost), and two moves of one owner would both copy it and
+ * both flip it (writes made on the first new node lost at the second flip). The lock is a file
+ * made with O_EXCL beside the directory, naming the command; one whose process is gone (killed
+ * mid-move) is taken over, and its frozen owners are what the new command finds.
+ */
+async function holdingDirectory<T>(spec: ClusterSpec, command: string, work: () => Promise<T>): Promise<T> {
+  const path = lockPath(spec)
+  const me: DirectoryHolder = { pid: process.pid, host: hostname(), command, since: Date.now() }
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(path, JSON.stringify(me), { flag: 'wx' })
+      break
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error
+      const holder = directoryHolder(spec)
+      if (holder?.running)
+        throw new ClusterError(
+          `another pfin cluster command is changing the directory (${holder.command}, pid ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}): run this one when it has ended`,
+        )
+      // Its process is gone (or the file is empty, cut short by a crash): the lock is stale.
+      rmSync(path, { force: true })
+    }
+  }
+  try {
+    return await work()
+  } finally {
+    rmSync(path, { force: true })
+  }
+}
+
 function changeDirectory(spec: ClusterSpec, change: (directory: Directory) => void): Directory {
   const directory = readDirectory(spec.directory)
   change(directory)
@@ -118,8 +181,14 @@ function ownerIdChecked(ownerId: string): string {
 }
 
 /** Places an owner made on `nodeName` (with `pfin owner create` over its DATA_DIR) in the directory and the router. */
-export async function place(spec: ClusterSpec, ownerId: string, nodeName: string): Promise<{ owner: string; node: string; epoch: number }> {
+export function place(spec: ClusterSpec, ownerId: string, nodeName: string): Promise<{ owner: string; node: string; epoch: number }> {
+  // The arguments are checked before the lock: a wrong one is a usage error whatever else runs.
   ownerIdChecked(ownerId)
+  nodeOf(spec, nodeName)
+  return holdingDirectory(spec, `place ${ownerId} --on ${nodeName}`, () => placeHeld(spec, ownerId, nodeName))
+}
+
+async function placeHeld(spec: ClusterSpec, ownerId: string, nodeName: string): Promise<{ owner: string; node: string; epoch: number }> {
   const node = nodeOf(spec, nodeName)
   if (!existsSync(tenantPath(node, ownerId)))
     throw new ClusterUsageError(`owner ${ownerId} has no file on node ${nodeName}; create it there first (pfin owner create --data-dir ${node.dataDir})`)
@@ -254,7 +323,7 @@ function installCopy(node: ClusterNodeSpec, ownerId: string, copy: string, progr
  * runs while it is frozen. Any failure before the flip unfreezes it where it was. After the flip,
  * the source's old copy goes to its `moved/` folder (`keepSource`: left where it was).
  */
-export async function move(
+export function move(
   spec: ClusterSpec,
   ownerId: string,
   toName: string,
@@ -262,6 +331,11 @@ export async function move(
   options: { keepSource?: boolean } = {},
 ): Promise<MoveResult> {
   ownerIdChecked(ownerId)
+  nodeOf(spec, toName)
+  return holdingDirectory(spec, `move ${ownerId} --to ${toName}`, () => moveHeld(spec, ownerId, toName, progress, options))
+}
+
+async function moveHeld(spec: ClusterSpec, ownerId: string, toName: string, progress: Progress, options: { keepSource?: boolean }): Promise<MoveResult> {
   const to = nodeOf(spec, toName)
   const placement = readDirectory(spec.directory).owners[ownerId]
   if (!placement) throw new ClusterUsageError(`owner ${ownerId} is not placed; use pfin cluster place`)
@@ -282,9 +356,10 @@ export async function move(
   const frozen = changeDirectory(spec, (d) => {
     d.owners[ownerId] = { ...placement, frozen: true }
   })
+  if (placement.frozen) progress(`${ownerId} was left frozen by a command that did not finish: moving it now`)
   const unfreeze = async () => {
     changeDirectory(spec, (d) => {
-      d.owners[ownerId] = placement
+      d.owners[ownerId] = { node: placement.node, epoch: placement.epoch }
     })
     await route(spec, ownerId, from.backend)
   }
@@ -341,7 +416,12 @@ export type FailoverResult = {
  * its keys and sign-in from the replica of the node's control.db, the next epoch, and the
  * router's map. The node is marked lost: it serves nothing until placed again.
  */
-export async function failover(spec: ClusterSpec, lostName: string, progress: Progress = () => {}): Promise<FailoverResult> {
+export function failover(spec: ClusterSpec, lostName: string, progress: Progress = () => {}): Promise<FailoverResult> {
+  nodeOf(spec, lostName)
+  return holdingDirectory(spec, `failover ${lostName}`, () => failoverHeld(spec, lostName, progress))
+}
+
+async function failoverHeld(spec: ClusterSpec, lostName: string, progress: Progress): Promise<FailoverResult> {
   const lost = nodeOf(spec, lostName)
   if (!lost.replica) throw new ClusterUsageError(`node ${lostName} has no replica (CLUSTER_REPLICA): nothing to restore from`)
   const before = readDirectory(spec.directory)
