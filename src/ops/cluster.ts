@@ -405,6 +405,9 @@ async function restoreReplica(url: string, output: string): Promise<void> {
   if (code !== 0) throw new ClusterError(`litestream restore of ${url} failed (${code}): ${stderr.trim().slice(-400)}`)
 }
 
+/** How long a failover waits for the node it gives up to show it is running after all. */
+const ALIVE_WAIT_MS = 1500
+
 export type FailoverResult = {
   node: string
   owners: { owner: string; to: string; epoch: number }[]
@@ -429,10 +432,22 @@ async function failoverHeld(spec: ClusterSpec, lostName: string, progress: Progr
   const live = Object.keys(spec.nodes).filter((name) => name !== lostName && !(before.lost ?? []).includes(name))
   if (live.length === 0) throw new ClusterError('no live node to restore onto')
   for (const [owner] of owners) await route(spec, owner, FROZEN_BACKEND)
-  changeDirectory(spec, (d) => {
+  const frozen = changeDirectory(spec, (d) => {
     d.lost = [...new Set([...(d.lost ?? []), lostName])]
     for (const [owner] of owners) d.owners[owner] = { ...(d.owners[owner] as { node: string; epoch: number }), frozen: true }
   })
+  // A node that acknowledges the freeze is running: its newest writes are in its files, not yet
+  // all in its replica, so a failover would lose them. Put everything back and say so.
+  if (await awaitAck(lost, frozen.version, ALIVE_WAIT_MS)) {
+    changeDirectory(spec, (d) => {
+      d.lost = before.lost
+      for (const [owner, placement] of owners) d.owners[owner] = placement
+    })
+    for (const [owner, placement] of owners) if (!placement.frozen) await route(spec, owner, lost.backend)
+    throw new ClusterError(
+      `node ${lostName} is running (it acknowledged directory version ${frozen.version}): a failover would lose the writes its replica does not have yet. Move its owners with pfin cluster move, or stop it first; nothing was changed`,
+    )
+  }
   const work = mkdtempSync(join(tmpdir(), 'pfin-failover-'))
   const result: FailoverResult = { node: lostName, owners: [] }
   try {
