@@ -229,8 +229,36 @@ export function highWaterMark(path: string): Record<string, number | string> {
   }
 }
 
+/**
+ * A login name is unique within a control.db, not across nodes: the owner's login that another
+ * owner of the new node already has. Copied with INSERT OR REPLACE, it would delete that owner's
+ * login row without a word; so it is refused, naming both.
+ */
+const LOGIN_TAKEN = `SELECT l.login, t.owner_id AS other FROM source.owner_logins l
+  JOIN main.owner_logins t ON t.login = l.login AND t.owner_id <> l.owner_id WHERE l.owner_id = ?`
+
+function loginTaken(db: Database, ownerId: string, nodeName: string): ClusterError | null {
+  const taken = db.query<{ login: string; other: string }, [string]>(LOGIN_TAKEN).get(ownerId)
+  if (!taken) return null
+  return new ClusterUsageError(
+    `the login ${JSON.stringify(taken.login)} of ${ownerId} belongs to ${taken.other} on node ${nodeName}: give one of them another (pfin owner set-password --login over its node's data folder), then run this again`,
+  )
+}
+
+/** Refuses, before anything changes, a move whose owner's login another owner of the new node has. */
+function assertLoginFree(from: string, to: string, ownerId: string, nodeName: string): void {
+  const db = new Database(to, { readonly: true })
+  try {
+    db.run('ATTACH DATABASE ? AS source', [from])
+    const taken = loginTaken(db, ownerId, nodeName)
+    if (taken) throw taken
+  } finally {
+    db.close()
+  }
+}
+
 /** Copies the owner's rows of control.db (owner, keys, sign-in, grants; answers if asked) from one file into another, through SQLite. */
-function copyControlRows(from: string, to: string, ownerId: string, answers: boolean): void {
+function copyControlRows(from: string, to: string, ownerId: string, answers: boolean, nodeName: string): void {
   const db = new Database(to, { readwrite: true, create: false })
   try {
     db.run('PRAGMA busy_timeout = 5000')
@@ -238,6 +266,8 @@ function copyControlRows(from: string, to: string, ownerId: string, answers: boo
     db.run('PRAGMA wal_autocheckpoint = 0')
     db.run('ATTACH DATABASE ? AS source', [from])
     db.transaction(() => {
+      const taken = loginTaken(db, ownerId, nodeName)
+      if (taken) throw new ClusterError(taken.message)
       // schedule_due: the owner's next auto-posting date, so the new node's sweep posts it (§29).
       const byOwner = ['owners:id', 'api_keys:owner_id', 'owner_logins:owner_id', 'owner_invites:owner_id', 'oauth_grants:owner_id', 'schedule_due:owner_id']
       if (answers) byOwner.push('idempotency_records:owner_id')
@@ -344,6 +374,7 @@ async function moveHeld(spec: ClusterSpec, ownerId: string, toName: string, prog
   // Its keys go into the new node's control.db, which the node makes when it first starts.
   if (!existsSync(join(to.dataDir, 'control.db')))
     throw new ClusterUsageError(`node ${toName} has no control.db in ${to.dataDir}: start pfin there once (CLUSTER_NODE=${toName}) before moving owners to it`)
+  assertLoginFree(join(from.dataDir, 'control.db'), join(to.dataDir, 'control.db'), ownerId, toName)
   const started = performance.now()
   let at = started
   const lap = () => {
@@ -380,7 +411,7 @@ async function moveHeld(spec: ClusterSpec, ownerId: string, toName: string, prog
     if (JSON.stringify(mark) !== JSON.stringify(copied))
       throw new ClusterError(`the copy differs from the original: ${JSON.stringify(mark)} vs ${JSON.stringify(copied)}`)
     phases.checkMs = lap()
-    copyControlRows(join(from.dataDir, 'control.db'), join(to.dataDir, 'control.db'), ownerId, true)
+    copyControlRows(join(from.dataDir, 'control.db'), join(to.dataDir, 'control.db'), ownerId, true, toName)
     installCopy(to, ownerId, partial, progress)
     phases.controlMs = lap()
   } catch (error) {
@@ -470,7 +501,7 @@ async function failoverHeld(spec: ClusterSpec, lostName: string, progress: Progr
       prepareDir(dirname(tenantPath(to, owner)))
       copyDatabase(restored, `${tenantPath(to, owner)}.moving`)
       // Answers are not copied: the owner's file keeps its own, in step with its data (CONTRACT §8).
-      copyControlRows(control, join(to.dataDir, 'control.db'), owner, false)
+      copyControlRows(control, join(to.dataDir, 'control.db'), owner, false, toName)
       installCopy(to, owner, `${tenantPath(to, owner)}.moving`, progress)
       const epoch = placement.epoch + 1
       changeDirectory(spec, (d) => {
