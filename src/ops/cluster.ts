@@ -499,6 +499,8 @@ async function failoverHeld(spec: ClusterSpec, lostName: string, progress: Progr
       db.run('UPDATE feed_state SET epoch = lower(hex(randomblob(8))) WHERE id = 1')
       db.close()
       prepareDir(dirname(tenantPath(to, owner)))
+      // A failover killed part way may have left its copy: VACUUM INTO does not write over a file.
+      rmSync(`${tenantPath(to, owner)}.moving`, { force: true })
       copyDatabase(restored, `${tenantPath(to, owner)}.moving`)
       // Answers are not copied: the owner's file keeps its own, in step with its data (CONTRACT §8).
       copyControlRows(control, join(to.dataDir, 'control.db'), owner, false, toName)
