@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { hostname, tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { prepareDir } from '../db/data-dir.ts'
 import { isId } from '../db/ids.ts'
 import { copyDatabase } from '../db/sqlite.ts'
@@ -52,9 +52,15 @@ export function readClusterSpec(path: string): ClusterSpec {
     throw wrong('not a pfin cluster file: "directory" and "nodes" are required')
   const { haproxy } = spec
   if (haproxy !== null && (typeof haproxy?.socket !== 'string' || typeof haproxy.map !== 'string')) throw wrong('"haproxy" must be null or {"socket", "map"}')
+  const folders = new Map<string, string>()
   for (const [name, node] of Object.entries(spec.nodes)) {
     if (!NODE_NAME.test(name)) throw wrong(`node name ${JSON.stringify(name)} is not one a node can have (CLUSTER_NODE: lower-case letters, digits, -)`)
     if (typeof node?.dataDir !== 'string' || node.dataDir === '') throw wrong(`node ${name} needs "dataDir"`)
+    // Two nodes on one folder: a move would put the owner's only file aside as the source's old copy.
+    const folder = resolve(node.dataDir)
+    const sharing = folders.get(folder)
+    if (sharing) throw wrong(`nodes ${sharing} and ${name} have the same dataDir ${folder}; each node has its own`)
+    folders.set(folder, name)
     if (typeof node.backend !== 'string' || !BACKEND.test(node.backend))
       throw wrong(`node ${name}'s backend ${JSON.stringify(node.backend)} is not an HAProxy backend name (letters, digits, _ - . :)`)
     if (node.replica !== null && node.replica !== undefined && !/^(file|s3):\/\/./.test(String(node.replica)))

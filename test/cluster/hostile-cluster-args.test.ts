@@ -11,6 +11,7 @@ import { admin, adminJson, cleanup, integrity, processEnv, tempDir } from '../su
  * taken for nodes (the prototype's) and failed with "The "paths[0]" property must be of type
  * string"; every refusal of an argument exited 1, the code of a command that failed while running;
  * a backend or node name that HAProxy's runtime API or a node could not take was used as written;
+ * two nodes on one data folder were taken, and a move between them put the owner's only file aside;
  * a move to a node without control.db froze the owner and then failed with "unable to open database file".
  */
 
@@ -91,6 +92,7 @@ test('cluster files with names HAProxy or a node cannot take, or not a cluster f
     ['backend with a newline', { ...spec, nodes: { ...spec.nodes, a: { ...spec.nodes.a, backend: 'node_a\nset map x y z' } } }, /backend/],
     ['node name a node cannot have', { ...spec, nodes: { 'Node A': spec.nodes.a } }, /node name/],
     ['node without a folder', { ...spec, nodes: { a: { backend: 'node_a', replica: null } } }, /dataDir/],
+    ['two nodes on one folder', { ...spec, nodes: { ...spec.nodes, b: { ...spec.nodes.b, dataDir: `${spec.nodes.a.dataDir}/.` } } }, /same dataDir/],
     ['router without a map', { ...spec, haproxy: { socket: '/run/haproxy.sock' } }, /haproxy/],
     ['no directory', { nodes: spec.nodes }, /not a pfin cluster file/],
   ]
