@@ -2,6 +2,7 @@ import { resolve } from 'node:path'
 import { DEFAULT_OWNER_LIMITS, type OwnerLimits } from './db/tenant/tenant.ts'
 import { isCalendarDate } from './platform/validation.ts'
 import { type ForwardedHeader, ProxyListError, TrustedProxies } from './platform/client-address.ts'
+import { NODE_NAME } from './platform/cluster.ts'
 
 /** Runtime settings, read once from the environment (CONTRACT §1). */
 export interface Config {
@@ -152,7 +153,7 @@ function clusterFrom(env: Record<string, string | undefined>): Config['cluster']
     if (replica) throw new ConfigError('CLUSTER_REPLICA needs CLUSTER_NODE and CLUSTER_DIRECTORY')
     return null
   }
-  if (!node || !/^[a-z][a-z0-9-]{0,30}$/.test(node))
+  if (!node || !NODE_NAME.test(node))
     throw new ConfigError(`CLUSTER_NODE must be a node name such as node-a (lower-case letters, digits, -), got "${node ?? ''}"`)
   if (!directory) throw new ConfigError('CLUSTER_NODE needs CLUSTER_DIRECTORY, the directory file that `pfin cluster` writes')
   if (replica && !/^(file|s3):\/\/./.test(replica)) throw new ConfigError(`CLUSTER_REPLICA must be a file:// or s3:// URL, got "${replica}"`)

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { readDirectory } from '../platform/cluster.ts'
-import { type ClusterSpec, failover, move, oldKeys, place, readClusterSpec } from '../ops/cluster.ts'
+import { type ClusterSpec, ClusterUsageError, directoryHolder, failover, move, oldKeys, place, readClusterSpec } from '../ops/cluster.ts'
 import { type Flags, optional, required, UsageError } from './args.ts'
 import { listedTime } from './output.ts'
 import type { CommandSpec, FlagSpec, GroupSpec } from './spec.ts'
@@ -18,6 +18,16 @@ function spec(flags: Flags): ClusterSpec {
   return readClusterSpec(resolve(path))
 }
 
+/** A wrong argument or cluster file, found before anything was changed, is a usage error (exit code 2). */
+async function usage(work: () => number | Promise<number>): Promise<number> {
+  try {
+    return await work()
+  } catch (error) {
+    if (error instanceof ClusterUsageError) throw new UsageError(error.message)
+    throw error
+  }
+}
+
 const REISSUE =
   "Keys made before pfin could run as a cluster (pfk_key_…) name no owner, so the router cannot send them to their node: `pfin cluster old-keys` lists them; replace each with `pfin key rotate KEY_ID` over its node's data folder (the new key is pfk_own_…, same owner, name and scopes)."
 
@@ -30,10 +40,12 @@ const placeCommand: CommandSpec = {
   example: 'cluster place own_0193a5c0e1f27c3d9a0b1c2d3e4f5a6b --on node-a --cluster /etc/pfin/cluster.json',
   dataDir: 'ignores',
   notes: `Prints (--json): {"owner", "node", "epoch", "note"}. ${REISSUE}`,
-  async run(s, { flags, positionals: [owner] }) {
-    const result = await place(spec(flags), owner as string, required(flags, 'on'))
-    s.out.result({ ...result, note: REISSUE }, `Placed ${result.owner} on ${result.node} (epoch ${result.epoch}). ${REISSUE}`)
-    return 0
+  run(s, { flags, positionals: [owner] }) {
+    return usage(async () => {
+      const result = await place(spec(flags), owner as string, required(flags, 'on'))
+      s.out.result({ ...result, note: REISSUE }, `Placed ${result.owner} on ${result.node} (epoch ${result.epoch}). ${REISSUE}`)
+      return 0
+    })
   },
 }
 
@@ -51,16 +63,18 @@ const moveCommand: CommandSpec = {
   dataDir: 'ignores',
   notes:
     'Prints (--json): {"owner", "from", "to", "epoch", "frozenMs", "phases": {"freezeMs", "copyMs", "checkMs", "controlMs", "flipMs"}, "mark", "source"}. While frozen, its requests answer 503 owner_moving with Retry-After: 1. After the flip the source\'s old copy is renamed to <its DATA_DIR>/moved/<owner>.epoch<N>.db ("source"; null: left in place); the source keeps refusing the owner (421).',
-  async run(s, { flags, positionals: [owner] }) {
-    const result = await move(spec(flags), owner as string, required(flags, 'to'), (message) => console.error(`pfin: ${message}`), {
-      keepSource: flags['keep-source'] === true,
+  run(s, { flags, positionals: [owner] }) {
+    return usage(async () => {
+      const result = await move(spec(flags), owner as string, required(flags, 'to'), (message) => console.error(`pfin: ${message}`), {
+        keepSource: flags['keep-source'] === true,
+      })
+      const p = result.phases
+      s.out.result(
+        result,
+        `Moved ${result.owner} from ${result.from} to ${result.to} (epoch ${result.epoch}); frozen ${result.frozenMs} ms (freeze ${p.freezeMs}, copy ${p.copyMs}, check ${p.checkMs}, control rows ${p.controlMs}, flip ${p.flipMs}); old copy ${result.source ?? 'left in place'}`,
+      )
+      return 0
     })
-    const p = result.phases
-    s.out.result(
-      result,
-      `Moved ${result.owner} from ${result.from} to ${result.to} (epoch ${result.epoch}); frozen ${result.frozenMs} ms (freeze ${p.freezeMs}, copy ${p.copyMs}, check ${p.checkMs}, control rows ${p.controlMs}, flip ${p.flipMs}); old copy ${result.source ?? 'left in place'}`,
-    )
-    return 0
   },
 }
 
@@ -74,13 +88,15 @@ const failoverCommand: CommandSpec = {
   dataDir: 'ignores',
   notes:
     'Prints (--json): {"node", "owners": [{"owner", "to", "epoch"}]}. Writes acknowledged within the replication interval before the loss may be gone; feed cursors of these owners answer 410.',
-  async run(s, { flags, positionals: [node] }) {
-    const result = await failover(spec(flags), node as string)
-    s.out.result(
-      result,
-      `Node ${result.node}: ${result.owners.length} owner(s) restored onto ${[...new Set(result.owners.map((o) => o.to))].join(', ') || 'no node'}`,
-    )
-    return 0
+  run(s, { flags, positionals: [node] }) {
+    return usage(async () => {
+      const result = await failover(spec(flags), node as string, (message) => console.error(`pfin: ${message}`))
+      s.out.result(
+        result,
+        `Node ${result.node}: ${result.owners.length} owner(s) restored onto ${[...new Set(result.owners.map((o) => o.to))].join(', ') || 'no node'}`,
+      )
+      return 0
+    })
   },
 }
 
@@ -92,15 +108,24 @@ const statusCommand: CommandSpec = {
   example: 'cluster status --cluster /etc/pfin/cluster.json',
   dataDir: 'ignores',
   notes:
-    'Prints (--json): the directory {"version", "owners": {ownerId: {"node", "epoch"}}, "lost"} and "oldKeys", the number of live keys in the old form (pfin cluster old-keys).',
+    'Prints (--json): the directory {"version", "owners": {ownerId: {"node", "epoch", "frozen"}}, "lost"}, "oldKeys", the number of live keys in the old form (pfin cluster old-keys), and "command", the place, move or failover changing the directory ({"pid", "host", "command", "since", "running"}; running false: it was killed, and the owners it froze stay frozen until it is run again), or null.',
   run(s, { flags }) {
-    const cluster = spec(flags)
-    const directory = readDirectory(cluster.directory)
-    const lines = Object.entries(directory.owners).map(([owner, p]) => `${owner}  ${p.node}  epoch ${p.epoch}${p.frozen ? '  frozen' : ''}`)
-    const old = oldKeys(cluster).keys.length
-    if (old > 0) lines.push(`${old} live key(s) in the old form (no owner in them; the router cannot place them): pfin cluster old-keys`)
-    s.out.result({ ...directory, oldKeys: old }, lines.join('\n') || 'No owner placed yet.')
-    return 0
+    return usage(async () => {
+      const cluster = spec(flags)
+      const directory = readDirectory(cluster.directory)
+      const lines = Object.entries(directory.owners).map(([owner, p]) => `${owner}  ${p.node}  epoch ${p.epoch}${p.frozen ? '  frozen' : ''}`)
+      const holder = directoryHolder(cluster)
+      if (holder?.running) lines.push(`Under way: pfin cluster ${holder.command} (pid ${holder.pid} on ${holder.host})`)
+      else if (holder) lines.push(`Did not finish (its process is gone): pfin cluster ${holder.command} (pid ${holder.pid} on ${holder.host})`)
+      if (!holder?.running && Object.values(directory.owners).some((p) => p.frozen))
+        lines.push(
+          'Owners frozen with no command under way answer 503 until moved: run the move again (pfin cluster move OWNER --to NODE), or unfreeze one where it is (pfin cluster place OWNER --on NODE)',
+        )
+      const old = oldKeys(cluster).keys.length
+      if (old > 0) lines.push(`${old} live key(s) in the old form (no owner in them; the router cannot place them): pfin cluster old-keys`)
+      s.out.result({ ...directory, oldKeys: old, command: holder }, lines.join('\n') || 'No owner placed yet.')
+      return 0
+    })
   },
 }
 
@@ -114,16 +139,18 @@ const oldKeysCommand: CommandSpec = {
   notes:
     'Prints (--json): {"keys": [{node, owner, ownerName, id, name, scopes, createdAt, lastUsedAt, expiresAt, replacedBy}], "unreadable": [{node, reason}], "reissue"} (never a secret). Reissue each with `pfin key rotate KEY_ID --data-dir <its node\'s DATA_DIR>` (or `pfin key create --owner OWNER --scopes …` and then `pfin key revoke KEY_ID`), and give the new key to whoever used the old one. Keys made before this version are listed even if their text already names the owner (pfk_own_…): those may stay.',
   run(s, { flags }) {
-    const { keys, unreadable } = oldKeys(spec(flags))
-    const reissue = "pfin key rotate KEY_ID --data-dir <the node's DATA_DIR>"
-    const keyLines = keys.map(
-      (k) =>
-        `${k.node}  ${k.owner} (${k.ownerName})  ${k.id}  ${k.name ?? '-'}  created ${listedTime(k.createdAt)}  last used ${listedTime(k.lastUsedAt)}  [${k.scopes.join(',')}]${k.replacedBy ? `  replaced by ${k.replacedBy}` : ''}`,
-    )
-    const unreadLines = unreadable.map((u) => `${u.node}: control.db not read (${u.reason})`)
-    const lines = keys.length === 0 ? ['No key in the old form.', ...unreadLines] : [...keyLines, ...unreadLines, `Reissue each: ${reissue}`]
-    s.out.result({ keys, unreadable, reissue }, lines.join('\n'))
-    return 0
+    return usage(async () => {
+      const { keys, unreadable } = oldKeys(spec(flags))
+      const reissue = "pfin key rotate KEY_ID --data-dir <the node's DATA_DIR>"
+      const keyLines = keys.map(
+        (k) =>
+          `${k.node}  ${k.owner} (${k.ownerName})  ${k.id}  ${k.name ?? '-'}  created ${listedTime(k.createdAt)}  last used ${listedTime(k.lastUsedAt)}  [${k.scopes.join(',')}]${k.replacedBy ? `  replaced by ${k.replacedBy}` : ''}`,
+      )
+      const unreadLines = unreadable.map((u) => `${u.node}: control.db not read (${u.reason})`)
+      const lines = keys.length === 0 ? ['No key in the old form.', ...unreadLines] : [...keyLines, ...unreadLines, `Reissue each: ${reissue}`]
+      s.out.result({ keys, unreadable, reissue }, lines.join('\n'))
+      return 0
+    })
   },
 }
 

@@ -1,12 +1,12 @@
 import { Database } from 'bun:sqlite'
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { hostname, tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
 import { prepareDir } from '../db/data-dir.ts'
 import { isId } from '../db/ids.ts'
 import { copyDatabase } from '../db/sqlite.ts'
-import { ACK_FILE, type Directory, readDirectory, writeDirectory } from '../platform/cluster.ts'
+import { ACK_FILE, type Directory, NODE_NAME, readDirectory, writeDirectory } from '../platform/cluster.ts'
 import { integrityProblems } from './backup.ts'
 import { litestreamBinary, replicaOf } from './litestream.ts'
 
@@ -31,19 +31,48 @@ export interface ClusterSpec {
 }
 
 export class ClusterError extends Error {}
+/** A wrong argument or cluster file, found before anything was changed (the CLI's exit code 2). */
+export class ClusterUsageError extends ClusterError {}
 
 type Progress = (message: string) => void
 
+/** An HAProxy backend name (it goes into a map line and a runtime API command): letters, digits, `_ - . :`. */
+const BACKEND = /^[A-Za-z0-9_.:-]{1,64}$/
+
+/** Reads and checks the cluster file: every name that goes into the directory, a map line or a path is what it should be. */
 export function readClusterSpec(path: string): ClusterSpec {
-  const spec = JSON.parse(readFileSync(path, 'utf8')) as ClusterSpec
-  if (typeof spec?.directory !== 'string' || typeof spec.nodes !== 'object')
-    throw new ClusterError(`${path} is not a pfin cluster file (see docs/operations.md)`)
+  let spec: ClusterSpec
+  try {
+    spec = JSON.parse(readFileSync(path, 'utf8')) as ClusterSpec
+  } catch (error) {
+    throw new ClusterUsageError(`${path} cannot be read as a pfin cluster file: ${(error as Error).message}`)
+  }
+  const wrong = (what: string) => new ClusterUsageError(`${path}: ${what} (see docs/operations.md, "Running a cluster")`)
+  if (typeof spec?.directory !== 'string' || spec.directory === '' || typeof spec.nodes !== 'object' || spec.nodes === null)
+    throw wrong('not a pfin cluster file: "directory" and "nodes" are required')
+  const { haproxy } = spec
+  if (haproxy !== null && (typeof haproxy?.socket !== 'string' || typeof haproxy.map !== 'string')) throw wrong('"haproxy" must be null or {"socket", "map"}')
+  const folders = new Map<string, string>()
+  for (const [name, node] of Object.entries(spec.nodes)) {
+    if (!NODE_NAME.test(name)) throw wrong(`node name ${JSON.stringify(name)} is not one a node can have (CLUSTER_NODE: lower-case letters, digits, -)`)
+    if (typeof node?.dataDir !== 'string' || node.dataDir === '') throw wrong(`node ${name} needs "dataDir"`)
+    // Two nodes on one folder: a move would put the owner's only file aside as the source's old copy.
+    const folder = resolve(node.dataDir)
+    const sharing = folders.get(folder)
+    if (sharing) throw wrong(`nodes ${sharing} and ${name} have the same dataDir ${folder}; each node has its own`)
+    folders.set(folder, name)
+    if (typeof node.backend !== 'string' || !BACKEND.test(node.backend))
+      throw wrong(`node ${name}'s backend ${JSON.stringify(node.backend)} is not an HAProxy backend name (letters, digits, _ - . :)`)
+    if (node.replica !== null && node.replica !== undefined && !/^(file|s3):\/\/./.test(String(node.replica)))
+      throw wrong(`node ${name}'s replica must be null or a file:// or s3:// URL`)
+  }
   return spec
 }
 
 function nodeOf(spec: ClusterSpec, name: string): ClusterNodeSpec {
-  const node = spec.nodes[name]
-  if (!node) throw new ClusterError(`no node "${name}" in the cluster file; nodes: ${Object.keys(spec.nodes).join(', ')}`)
+  // Own keys only: `__proto__` or `constructor` is no node.
+  const node = Object.hasOwn(spec.nodes, name) ? spec.nodes[name] : undefined
+  if (!node) throw new ClusterUsageError(`no node ${JSON.stringify(name)} in the cluster file; nodes: ${Object.keys(spec.nodes).join(', ')}`)
   return node
 }
 
@@ -81,6 +110,69 @@ async function route(spec: ClusterSpec, ownerId: string, backend: string): Promi
   renameSync(`${map}.tmp`, map)
 }
 
+/** Who is changing the directory: the `pfin cluster` command holding `<directory>.lock`. */
+export interface DirectoryHolder {
+  pid: number
+  host: string
+  command: string
+  since: number
+}
+
+const lockPath = (spec: ClusterSpec) => `${spec.directory}.lock`
+
+/** Whether the holder still runs: a process on this machine is asked; one on another machine is taken to run. */
+function running(holder: DirectoryHolder): boolean {
+  if (holder.host !== hostname()) return true
+  try {
+    process.kill(holder.pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** The command holding the directory now, or that held it and was killed (`running` false); null when none. */
+export function directoryHolder(spec: ClusterSpec): (DirectoryHolder & { running: boolean }) | null {
+  try {
+    const holder = JSON.parse(readFileSync(lockPath(spec), 'utf8')) as DirectoryHolder
+    return { ...holder, running: running(holder) }
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Runs `work` as the only `pfin cluster` command changing the directory: two at once would each
+ * read, change and write it (one's change lost), and two moves of one owner would both copy it and
+ * both flip it (writes made on the first new node lost at the second flip). The lock is a file
+ * made with O_EXCL beside the directory, naming the command; one whose process is gone (killed
+ * mid-move) is taken over, and its frozen owners are what the new command finds.
+ */
+async function holdingDirectory<T>(spec: ClusterSpec, command: string, work: () => Promise<T>): Promise<T> {
+  const path = lockPath(spec)
+  const me: DirectoryHolder = { pid: process.pid, host: hostname(), command, since: Date.now() }
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(path, JSON.stringify(me), { flag: 'wx' })
+      break
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error
+      const holder = directoryHolder(spec)
+      if (holder?.running)
+        throw new ClusterError(
+          `another pfin cluster command is changing the directory (${holder.command}, pid ${holder.pid} on ${holder.host}, since ${new Date(holder.since).toISOString()}): run this one when it has ended`,
+        )
+      // Its process is gone (or the file is empty, cut short by a crash): the lock is stale.
+      rmSync(path, { force: true })
+    }
+  }
+  try {
+    return await work()
+  } finally {
+    rmSync(path, { force: true })
+  }
+}
+
 function changeDirectory(spec: ClusterSpec, change: (directory: Directory) => void): Directory {
   const directory = readDirectory(spec.directory)
   change(directory)
@@ -90,8 +182,28 @@ function changeDirectory(spec: ClusterSpec, change: (directory: Directory) => vo
 }
 
 function ownerIdChecked(ownerId: string): string {
-  if (!isId('own', ownerId)) throw new ClusterError(`"${ownerId}" is not an owner id (own_…)`)
+  if (!isId('own', ownerId)) throw new ClusterUsageError(`${JSON.stringify(ownerId)} is not an owner id (own_ and 32 lower-case hex digits)`)
   return ownerId
+}
+
+/** Places an owner made on `nodeName` (with `pfin owner create` over its DATA_DIR) in the directory and the router. */
+export function place(spec: ClusterSpec, ownerId: string, nodeName: string): Promise<{ owner: string; node: string; epoch: number }> {
+  // The arguments are checked before the lock: a wrong one is a usage error whatever else runs.
+  ownerIdChecked(ownerId)
+  nodeOf(spec, nodeName)
+  return holdingDirectory(spec, `place ${ownerId} --on ${nodeName}`, () => placeHeld(spec, ownerId, nodeName))
+}
+
+async function placeHeld(spec: ClusterSpec, ownerId: string, nodeName: string): Promise<{ owner: string; node: string; epoch: number }> {
+  const node = nodeOf(spec, nodeName)
+  if (!existsSync(tenantPath(node, ownerId)))
+    throw new ClusterUsageError(`owner ${ownerId} has no file on node ${nodeName}; create it there first (pfin owner create --data-dir ${node.dataDir})`)
+  const current = readDirectory(spec.directory).owners[ownerId]
+  if (current && current.node !== nodeName) throw new ClusterUsageError(`owner ${ownerId} is placed on ${current.node}; use pfin cluster move`)
+  const epoch = current?.epoch ?? 1
+  changeDirectory(spec, (d) => placeIn(d, ownerId, { node: nodeName, epoch }))
+  await route(spec, ownerId, node.backend)
+  return { owner: ownerId, node: nodeName, epoch }
 }
 
 /**
@@ -103,20 +215,6 @@ function placeIn(directory: Directory, ownerId: string, placement: { node: strin
   const lost = (directory.lost ?? []).filter((name) => name !== placement.node)
   if (lost.length > 0) directory.lost = lost
   else delete directory.lost
-}
-
-/** Places an owner made on `nodeName` (with `pfin owner create` over its DATA_DIR) in the directory and the router. */
-export async function place(spec: ClusterSpec, ownerId: string, nodeName: string): Promise<{ owner: string; node: string; epoch: number }> {
-  ownerIdChecked(ownerId)
-  const node = nodeOf(spec, nodeName)
-  if (!existsSync(tenantPath(node, ownerId)))
-    throw new ClusterError(`owner ${ownerId} has no file on node ${nodeName}; create it there first (pfin owner create --data-dir ${node.dataDir})`)
-  const current = readDirectory(spec.directory).owners[ownerId]
-  if (current && current.node !== nodeName) throw new ClusterError(`owner ${ownerId} is placed on ${current.node}; use pfin cluster move`)
-  const epoch = current?.epoch ?? 1
-  changeDirectory(spec, (d) => placeIn(d, ownerId, { node: nodeName, epoch }))
-  await route(spec, ownerId, node.backend)
-  return { owner: ownerId, node: nodeName, epoch }
 }
 
 /** Waits until the node has seen directory `version` and its requests of frozen owners have ended. */
@@ -147,12 +245,40 @@ export function highWaterMark(path: string): Record<string, number | string> {
 }
 
 /**
+ * A login name is unique within a control.db, not across nodes: the owner's login that another
+ * owner of the new node already has. Copied, it would clash with that owner's login row (an
+ * INSERT OR REPLACE once deleted it without a word); so it is refused, naming both.
+ */
+const LOGIN_TAKEN = `SELECT l.login, t.owner_id AS other FROM source.owner_logins l
+  JOIN main.owner_logins t ON t.login = l.login AND t.owner_id <> l.owner_id WHERE l.owner_id = ?`
+
+function loginTaken(db: Database, ownerId: string, nodeName: string): ClusterError | null {
+  const taken = db.query<{ login: string; other: string }, [string]>(LOGIN_TAKEN).get(ownerId)
+  if (!taken) return null
+  return new ClusterUsageError(
+    `the login ${JSON.stringify(taken.login)} of ${ownerId} belongs to ${taken.other} on node ${nodeName}: give one of them another (pfin owner set-password --login over its node's data folder), then run this again`,
+  )
+}
+
+/** Refuses, before anything changes, a move whose owner's login another owner of the new node has. */
+function assertLoginFree(from: string, to: string, ownerId: string, nodeName: string): void {
+  const db = new Database(to, { readonly: true })
+  try {
+    db.run('ATTACH DATABASE ? AS source', [from])
+    const taken = loginTaken(db, ownerId, nodeName)
+    if (taken) throw taken
+  } finally {
+    db.close()
+  }
+}
+
+/**
  * Makes the owner's rows of control.db (owner, keys, sign-in, grants; answers if asked) in `to`
  * those of `from`, through SQLite. The owner's rows `to` held before go first: a node that served
  * the owner once (killed, failed over, back with its disk) keeps keys and answers the cluster
  * never had or has since revoked, which would otherwise count again.
  */
-function copyControlRows(from: string, to: string, ownerId: string, answers: boolean): void {
+function copyControlRows(from: string, to: string, ownerId: string, answers: boolean, nodeName: string): void {
   const db = new Database(to, { readwrite: true, create: false })
   try {
     db.run('PRAGMA busy_timeout = 5000')
@@ -160,6 +286,8 @@ function copyControlRows(from: string, to: string, ownerId: string, answers: boo
     db.run('PRAGMA wal_autocheckpoint = 0')
     db.run('ATTACH DATABASE ? AS source', [from])
     db.transaction(() => {
+      const taken = loginTaken(db, ownerId, nodeName)
+      if (taken) throw new ClusterError(taken.message)
       // schedule_due: the owner's next auto-posting date, so the new node's sweep posts it (§29).
       const byOwner = ['owners:id', 'api_keys:owner_id', 'owner_logins:owner_id', 'owner_invites:owner_id', 'oauth_grants:owner_id', 'schedule_due:owner_id']
       // The answers' copies (§8) are taken on a move; on a failover the owner's file has its own,
@@ -212,31 +340,34 @@ async function putSourceAside(node: ClusterNodeSpec, ownerId: string, epoch: num
   prepareDir(folder)
   let aside = join(folder, `${ownerId}.epoch${epoch}.db`)
   if (existsSync(aside)) aside = join(folder, `${ownerId}.epoch${epoch}.${Date.now()}.db`)
-  setAside(original, aside)
+  renameSet(original, aside)
   return aside
 }
 
-/** Renames a database file with its -wal and -shm, the log first: a reader that finds the file without its log would miss committed pages. */
-function setAside(original: string, aside: string): void {
-  for (const suffix of ['-wal', '-shm']) if (existsSync(original + suffix)) renameSync(original + suffix, aside + suffix)
-  if (existsSync(original)) renameSync(original, aside)
+const SET = ['-wal', '-shm', '']
+
+/** Renames a database with its -wal and -shm, the log first: a reader that finds the file without its log would miss committed pages. */
+function renameSet(from: string, to: string): void {
+  for (const suffix of SET) if (existsSync(from + suffix)) renameSync(from + suffix, to + suffix)
 }
 
 /**
- * Puts the file at `target` into place as the owner's on `node`. An old copy the node still holds
- * (it was killed holding the owner, failed over, and came back with its disk) goes to its `moved/`
- * folder first, with its -wal and -shm: a log left beside the new file under the same name would
- * be read by SQLite as the new file's, its pages over the new ones. The node does not hold the
- * owner open: it is not placed there, so the node refuses it before opening anything.
+ * Renames the copy made for `node` into the owner's place there. A database already at that place
+ * (a node that held the owner before, killed or kept with --keep-source) is first put aside with
+ * its log into `<DATA_DIR>/moved/<ownerId>.found-<ms>.db`: its -wal would otherwise stay beside
+ * the new file, and SQLite, which cannot tell that the log belongs to another file, would apply
+ * its frames over the copy at the next open (old rows back, indexes that disagree).
  */
-function putInPlace(node: ClusterNodeSpec, ownerId: string, partial: string): void {
+function installCopy(node: ClusterNodeSpec, ownerId: string, copy: string, progress: Progress): void {
   const target = tenantPath(node, ownerId)
-  if ([target, `${target}-wal`, `${target}-shm`].some((path) => existsSync(path))) {
+  if (SET.some((suffix) => existsSync(target + suffix))) {
     const folder = join(node.dataDir, 'moved')
     prepareDir(folder)
-    setAside(target, join(folder, `${ownerId}.replaced-${Date.now()}.db`))
+    const aside = join(folder, `${ownerId}.found-${Date.now()}.db`)
+    renameSet(target, aside)
+    progress(`an older copy of ${ownerId} was in the way on the new node: kept as ${aside}`)
   }
-  renameSync(partial, target)
+  renameSync(copy, target)
 }
 
 /**
@@ -246,7 +377,7 @@ function putInPlace(node: ClusterNodeSpec, ownerId: string, partial: string): vo
  * runs while it is frozen. Any failure before the flip unfreezes it where it was. After the flip,
  * the source's old copy goes to its `moved/` folder (`keepSource`: left where it was).
  */
-export async function move(
+export function move(
   spec: ClusterSpec,
   ownerId: string,
   toName: string,
@@ -254,11 +385,20 @@ export async function move(
   options: { keepSource?: boolean } = {},
 ): Promise<MoveResult> {
   ownerIdChecked(ownerId)
-  const placement = readDirectory(spec.directory).owners[ownerId]
-  if (!placement) throw new ClusterError(`owner ${ownerId} is not placed; use pfin cluster place`)
-  if (placement.node === toName) throw new ClusterError(`owner ${ownerId} is on ${toName} already`)
-  const from = nodeOf(spec, placement.node)
+  nodeOf(spec, toName)
+  return holdingDirectory(spec, `move ${ownerId} --to ${toName}`, () => moveHeld(spec, ownerId, toName, progress, options))
+}
+
+async function moveHeld(spec: ClusterSpec, ownerId: string, toName: string, progress: Progress, options: { keepSource?: boolean }): Promise<MoveResult> {
   const to = nodeOf(spec, toName)
+  const placement = readDirectory(spec.directory).owners[ownerId]
+  if (!placement) throw new ClusterUsageError(`owner ${ownerId} is not placed; use pfin cluster place`)
+  if (placement.node === toName) throw new ClusterUsageError(`owner ${ownerId} is on ${toName} already`)
+  const from = nodeOf(spec, placement.node)
+  // Its keys go into the new node's control.db, which the node makes when it first starts.
+  if (!existsSync(join(to.dataDir, 'control.db')))
+    throw new ClusterUsageError(`node ${toName} has no control.db in ${to.dataDir}: start pfin there once (CLUSTER_NODE=${toName}) before moving owners to it`)
+  assertLoginFree(join(from.dataDir, 'control.db'), join(to.dataDir, 'control.db'), ownerId, toName)
   const started = performance.now()
   let at = started
   const lap = () => {
@@ -271,9 +411,10 @@ export async function move(
   const frozen = changeDirectory(spec, (d) => {
     d.owners[ownerId] = { ...placement, frozen: true }
   })
+  if (placement.frozen) progress(`${ownerId} was left frozen by a command that did not finish: moving it now`)
   const unfreeze = async () => {
     changeDirectory(spec, (d) => {
-      d.owners[ownerId] = placement
+      d.owners[ownerId] = { node: placement.node, epoch: placement.epoch }
     })
     await route(spec, ownerId, from.backend)
   }
@@ -294,8 +435,8 @@ export async function move(
     if (JSON.stringify(mark) !== JSON.stringify(copied))
       throw new ClusterError(`the copy differs from the original: ${JSON.stringify(mark)} vs ${JSON.stringify(copied)}`)
     phases.checkMs = lap()
-    copyControlRows(join(from.dataDir, 'control.db'), join(to.dataDir, 'control.db'), ownerId, true)
-    putInPlace(to, ownerId, partial)
+    copyControlRows(join(from.dataDir, 'control.db'), join(to.dataDir, 'control.db'), ownerId, true, toName)
+    installCopy(to, ownerId, partial, progress)
     phases.controlMs = lap()
   } catch (error) {
     await unfreeze()
@@ -317,6 +458,9 @@ async function restoreReplica(url: string, output: string): Promise<void> {
   if (code !== 0) throw new ClusterError(`litestream restore of ${url} failed (${code}): ${stderr.trim().slice(-400)}`)
 }
 
+/** How long a failover waits for the node it gives up to show it is running after all. */
+const ALIVE_WAIT_MS = 1500
+
 export type FailoverResult = {
   node: string
   owners: { owner: string; to: string; epoch: number }[]
@@ -328,18 +472,35 @@ export type FailoverResult = {
  * its keys and sign-in from the replica of the node's control.db, the next epoch, and the
  * router's map. The node is marked lost: it serves nothing until placed again.
  */
-export async function failover(spec: ClusterSpec, lostName: string, progress: Progress = () => {}): Promise<FailoverResult> {
+export function failover(spec: ClusterSpec, lostName: string, progress: Progress = () => {}): Promise<FailoverResult> {
+  nodeOf(spec, lostName)
+  return holdingDirectory(spec, `failover ${lostName}`, () => failoverHeld(spec, lostName, progress))
+}
+
+async function failoverHeld(spec: ClusterSpec, lostName: string, progress: Progress): Promise<FailoverResult> {
   const lost = nodeOf(spec, lostName)
-  if (!lost.replica) throw new ClusterError(`node ${lostName} has no replica (CLUSTER_REPLICA): nothing to restore from`)
+  if (!lost.replica) throw new ClusterUsageError(`node ${lostName} has no replica (CLUSTER_REPLICA): nothing to restore from`)
   const before = readDirectory(spec.directory)
   const owners = Object.entries(before.owners).filter(([, p]) => p.node === lostName)
   const live = Object.keys(spec.nodes).filter((name) => name !== lostName && !(before.lost ?? []).includes(name))
   if (live.length === 0) throw new ClusterError('no live node to restore onto')
   for (const [owner] of owners) await route(spec, owner, FROZEN_BACKEND)
-  changeDirectory(spec, (d) => {
+  const frozen = changeDirectory(spec, (d) => {
     d.lost = [...new Set([...(d.lost ?? []), lostName])]
     for (const [owner] of owners) d.owners[owner] = { ...(d.owners[owner] as { node: string; epoch: number }), frozen: true }
   })
+  // A node that acknowledges the freeze is running: its newest writes are in its files, not yet
+  // all in its replica, so a failover would lose them. Put everything back and say so.
+  if (await awaitAck(lost, frozen.version, ALIVE_WAIT_MS)) {
+    changeDirectory(spec, (d) => {
+      d.lost = before.lost
+      for (const [owner, placement] of owners) d.owners[owner] = placement
+    })
+    for (const [owner, placement] of owners) if (!placement.frozen) await route(spec, owner, lost.backend)
+    throw new ClusterError(
+      `node ${lostName} is running (it acknowledged directory version ${frozen.version}): a failover would lose the writes its replica does not have yet. Move its owners with pfin cluster move, or stop it first; nothing was changed`,
+    )
+  }
   const work = mkdtempSync(join(tmpdir(), 'pfin-failover-'))
   const result: FailoverResult = { node: lostName, owners: [] }
   try {
@@ -360,12 +521,12 @@ export async function failover(spec: ClusterSpec, lostName: string, progress: Pr
       db.run('UPDATE feed_state SET epoch = lower(hex(randomblob(8))) WHERE id = 1')
       db.close()
       prepareDir(dirname(tenantPath(to, owner)))
-      // A failover cut short may have left its partial copy: VACUUM INTO writes only a new file.
+      // A failover killed part way may have left its copy: VACUUM INTO does not write over a file.
       rmSync(`${tenantPath(to, owner)}.moving`, { force: true })
       copyDatabase(restored, `${tenantPath(to, owner)}.moving`)
       // Answers are not copied: the owner's file keeps its own, in step with its data (CONTRACT §8).
-      copyControlRows(control, join(to.dataDir, 'control.db'), owner, false)
-      putInPlace(to, owner, `${tenantPath(to, owner)}.moving`)
+      copyControlRows(control, join(to.dataDir, 'control.db'), owner, false, toName)
+      installCopy(to, owner, `${tenantPath(to, owner)}.moving`, progress)
       const epoch = placement.epoch + 1
       changeDirectory(spec, (d) => {
         d.owners[owner] = { node: toName, epoch }

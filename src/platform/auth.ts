@@ -169,7 +169,15 @@ export class Authenticator {
   authenticate(authorization: string | null, client: ClientAddress): AuthContext | null | Promise<AuthContext | null> {
     const match = authorization ? BEARER_KEY.exec(authorization) : null
     if (!match) return null
-    const found = match[4] ? this.checkToken(match[4]) : this.check(match[2] as string, match[3] as string, client)
+    let found: AuthContext | null | Promise<AuthContext | null>
+    try {
+      found = match[4] ? this.checkToken(match[4]) : this.check(match[2] as string, match[3] as string, client)
+    } catch (error) {
+      // control.db failed (a lock held too long, a damaged file): the request fails like one whose
+      // check ran later, through its promise, so the caller ends it in one place (a cluster node's
+      // count of requests under way per owner included, CONTRACT §31).
+      return Promise.reject(error)
+    }
     const named = match[1] ?? match[5]
     if (!named) return found
     // A credential that names an owner must be that owner's: the router trusted the name.

@@ -27,14 +27,24 @@ export interface Directory {
 }
 
 export const ACK_FILE = 'cluster-ack.json'
+/** A node's name (CLUSTER_NODE, and the cluster file's keys): lower-case letters, digits and `-`. */
+export const NODE_NAME = /^[a-z][a-z0-9-]{0,30}$/
 const POLL_MS = 10
 
 export function readDirectory(path: string): Directory {
   if (!existsSync(path)) return { version: 0, owners: {} }
   const parsed = JSON.parse(readFileSync(path, 'utf8')) as Directory
-  if (typeof parsed?.version !== 'number' || typeof parsed.owners !== 'object' || parsed.owners === null) {
+  if (typeof parsed?.version !== 'number' || typeof parsed.owners !== 'object' || parsed.owners === null || Array.isArray(parsed.owners)) {
     throw new Error(`${path} is not a pfin cluster directory`)
   }
+  // Every placement whole, or none of the file: a node keeps the last good directory rather than
+  // take one (edited or copied by hand) on which its acknowledgement and Litestream's list would fail.
+  for (const [owner, placement] of Object.entries(parsed.owners)) {
+    if (typeof placement?.node !== 'string' || typeof placement.epoch !== 'number' || (placement.frozen !== undefined && typeof placement.frozen !== 'boolean'))
+      throw new Error(`${path} is not a pfin cluster directory: the placement of ${JSON.stringify(owner)} is not {"node", "epoch"[, "frozen"]}`)
+  }
+  if (parsed.lost !== undefined && !(Array.isArray(parsed.lost) && parsed.lost.every((node) => typeof node === 'string')))
+    throw new Error(`${path} is not a pfin cluster directory: "lost" is not a list of node names`)
   return parsed
 }
 

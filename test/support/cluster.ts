@@ -74,3 +74,14 @@ export async function startFront(
   writeFileSync(clusterFile, JSON.stringify({ directory: cluster.directory, haproxy: { socket: cluster.socket, map: cluster.map }, nodes }))
   return { router, front, clusterFile }
 }
+
+/**
+ * A cluster file without a router (`haproxy: null`: `pfin cluster` changes only the directory),
+ * for tests of the admin tool and the nodes alone: node name → its DATA_DIR, backend `node_<name>`.
+ */
+export function clusterFileWithoutRouter(root: string, directory: string, nodes: Record<string, string>): string {
+  const path = join(root, 'cluster.json')
+  const entries = Object.entries(nodes).map(([name, dataDir]) => [name, { dataDir, backend: `node_${name}`, replica: null }])
+  writeFileSync(path, JSON.stringify({ directory, haproxy: null, nodes: Object.fromEntries(entries) }))
+  return path
+}
