@@ -1,21 +1,9 @@
 import { afterAll, expect, test } from 'bun:test'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import {
-  adminJson,
-  call,
-  cleanup,
-  type GroupServer,
-  groupGone,
-  groupMembers,
-  integrity,
-  processEnv,
-  startGroupServer,
-  tempDir,
-  withDb,
-} from '../support/processes.ts'
-import { haproxyPath, startFront } from '../support/cluster.ts'
+import { adminJson, call, cleanup, type GroupServer, groupGone, groupMembers, integrity, processEnv, startGroupServer, withDb } from '../support/processes.ts'
+import { haproxyPath, routedCluster, startFront } from '../support/cluster.ts'
 
 /**
  * A cluster on one machine (CONTRACT §31): three pfin nodes, each with its own DATA_DIR and a
@@ -51,20 +39,11 @@ interface Write {
 test.skipIf(!haproxy)(
   'three nodes behind HAProxy: a move under load loses nothing; kill -9 of a node and its disk, failover, retries apply once; the node that returns refuses',
   async () => {
-    const root = tempDir('pfin-cluster-')
-    const directory = join(root, 'directory.json')
-    const socket = join(root, 'haproxy.sock')
-    const map = join(root, 'owners.map')
-    writeFileSync(map, '')
-    const dataDir = (node: string) => join(root, `data-${node}`)
-    const replica = (node: string) => `file://${join(root, 'replicas', node)}`
-    const envOf = (node: string) =>
-      processEnv(dataDir(node), { CLUSTER_NODE: node, CLUSTER_DIRECTORY: directory, CLUSTER_REPLICA: replica(node), LOG_FORMAT: 'off' })
+    const { root, directory, socket, map, dataDir, replica, envOf } = routedCluster('pfin-cluster-', NODES)
 
     // Two owners made on each node, each with a key that names its owner.
     const owners: { id: string; key: string; node: string; account?: string }[] = []
     for (const node of NODES) {
-      mkdirSync(dataDir(node), { recursive: true })
       for (let i = 0; i < 2; i++) {
         const made = await adminJson(envOf(node), 'owner', 'create', '--name', `${node}${i}`, '--currency', 'EUR', '--with-key')
         const owner = { id: made.id as string }

@@ -1,8 +1,8 @@
 import { afterAll, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { clusterFileWithoutRouter } from '../support/cluster.ts'
-import { admin, adminJson, call, cleanup, processEnv, startServer, tempDir } from '../support/processes.ts'
+import { routerlessCluster } from '../support/cluster.ts'
+import { admin, adminJson, call, cleanup, processEnv, startServer } from '../support/processes.ts'
 
 /**
  * `pfin cluster failover NODE` of a node that is still running (CONTRACT §31): a confused
@@ -15,16 +15,7 @@ import { admin, adminJson, call, cleanup, processEnv, startServer, tempDir } fro
 afterAll(cleanup)
 
 test('a failover of a node that acknowledges the freeze is refused, and the directory is put back', async () => {
-  const root = tempDir('pfin-failover-running-')
-  const directory = join(root, 'directory.json')
-  const dataDir = (node: string) => join(root, `data-${node}`)
-  for (const node of ['a', 'b']) mkdirSync(dataDir(node))
-  const clusterFile = clusterFileWithoutRouter(root, directory, { a: dataDir('a'), b: dataDir('b') })
-  // Node a names a replica in the cluster file (what failover restores from).
-  const spec = JSON.parse(readFileSync(clusterFile, 'utf8'))
-  spec.nodes.a.replica = `file://${join(root, 'replica-a')}`
-  writeFileSync(clusterFile, JSON.stringify(spec))
-  const envOf = (node: string) => processEnv(dataDir(node), { CLUSTER_NODE: node, CLUSTER_DIRECTORY: directory, LOG_FORMAT: 'off' })
+  const { root, directory, dataDir, clusterFile, envOf } = routerlessCluster('pfin-failover-running-', ['a', 'b'], { replicated: ['a'] })
   const made = await adminJson(envOf('a'), 'owner', 'create', '--name', 'Stays', '--currency', 'EUR', '--with-key')
   const owner = made.id as string
   const key = (made.key as { key: string }).key

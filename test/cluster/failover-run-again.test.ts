@@ -1,8 +1,8 @@
 import { afterAll, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { clusterFileWithoutRouter } from '../support/cluster.ts'
-import { adminJson, call, cleanup, groupGone, integrity, processEnv, startGroupServer, tempDir, withDb } from '../support/processes.ts'
+import { routerlessCluster } from '../support/cluster.ts'
+import { adminJson, call, cleanup, groupGone, integrity, processEnv, startGroupServer, withDb } from '../support/processes.ts'
 
 /**
  * `pfin cluster failover` run again after one was killed part way (CONTRACT §31: the next command
@@ -15,17 +15,8 @@ import { adminJson, call, cleanup, groupGone, integrity, processEnv, startGroupS
 afterAll(cleanup)
 
 test('a failover finds the partial copy of a killed one and makes it again', async () => {
-  const root = tempDir('pfin-failover-again-')
-  const directory = join(root, 'directory.json')
-  const dataDir = (node: string) => join(root, `data-${node}`)
-  for (const node of ['a', 'b']) mkdirSync(dataDir(node))
-  const replica = `file://${join(root, 'replica-a')}`
-  const clusterFile = clusterFileWithoutRouter(root, directory, { a: dataDir('a'), b: dataDir('b') })
-  const spec = JSON.parse(readFileSync(clusterFile, 'utf8'))
-  spec.nodes.a.replica = replica
-  writeFileSync(clusterFile, JSON.stringify(spec))
-  const envOf = (node: string, extra: Record<string, string> = {}) =>
-    processEnv(dataDir(node), { CLUSTER_NODE: node, CLUSTER_DIRECTORY: directory, LOG_FORMAT: 'off', ...extra })
+  const { root, dataDir, clusterFile, envOf, replica: replicaOf } = routerlessCluster('pfin-failover-again-', ['a', 'b'], { replicated: ['a'] })
+  const replica = replicaOf('a')
   const made = await adminJson(envOf('a'), 'owner', 'create', '--name', 'Lost', '--currency', 'EUR', '--with-key')
   const owner = made.id as string
   const key = (made.key as { key: string }).key

@@ -1,8 +1,8 @@
 import { afterAll, expect, test } from 'bun:test'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { clusterFileWithoutRouter } from '../support/cluster.ts'
-import { admin, adminJson, cleanup, processEnv, startServer, tempDir, withDb } from '../support/processes.ts'
+import { routerlessCluster } from '../support/cluster.ts'
+import { admin, adminJson, cleanup, processEnv, startServer, withDb } from '../support/processes.ts'
 
 /**
  * A move of an owner whose login name another owner of the new node has (CONTRACT §31, §28: a
@@ -21,12 +21,7 @@ const loginsOf = (dataDir: string) =>
   withDb(join(dataDir, 'control.db'), (db) => db.query('SELECT owner_id AS owner, login FROM owner_logins ORDER BY login').all(), { readonly: true })
 
 test('a move whose owner login is taken on the new node is refused and changes nothing', async () => {
-  const root = tempDir('pfin-login-taken-')
-  const directory = join(root, 'directory.json')
-  const dataDir = (node: string) => join(root, `data-${node}`)
-  for (const node of ['a', 'b']) mkdirSync(dataDir(node))
-  const clusterFile = clusterFileWithoutRouter(root, directory, { a: dataDir('a'), b: dataDir('b') })
-  const envOf = (node: string) => processEnv(dataDir(node), { CLUSTER_NODE: node, CLUSTER_DIRECTORY: directory, LOG_FORMAT: 'off' })
+  const { root, directory, dataDir, clusterFile, envOf } = routerlessCluster('pfin-login-taken-', ['a', 'b'])
   const mover = (await adminJson(envOf('a'), 'owner', 'create', '--name', 'Ana on a', '--currency', 'EUR')).id as string
   const resident = (await adminJson(envOf('b'), 'owner', 'create', '--name', 'Ana on b', '--currency', 'EUR')).id as string
   setLogin(dataDir('a'), mover, 'ana')

@@ -2,8 +2,8 @@ import { Database } from 'bun:sqlite'
 import { afterAll, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { clusterFileWithoutRouter } from '../support/cluster.ts'
-import { adminJson, call, cleanup, integrity, processEnv, startServer, tempDir, withDb } from '../support/processes.ts'
+import { routerlessCluster } from '../support/cluster.ts'
+import { adminJson, call, cleanup, integrity, processEnv, startServer, withDb } from '../support/processes.ts'
 
 /**
  * `pfin cluster move` onto a node that still has an older copy of the owner's file with its
@@ -17,12 +17,7 @@ import { adminJson, call, cleanup, integrity, processEnv, startServer, tempDir, 
 afterAll(cleanup)
 
 test('a move onto a node holding an old copy with its log: the copy is what the new node opens, the old set is kept aside', async () => {
-  const root = tempDir('pfin-move-old-copy-')
-  const directory = join(root, 'directory.json')
-  const dataDir = (node: string) => join(root, `data-${node}`)
-  for (const node of ['a', 'b']) mkdirSync(dataDir(node))
-  const clusterFile = clusterFileWithoutRouter(root, directory, { a: dataDir('a'), b: dataDir('b') })
-  const envOf = (node: string) => processEnv(dataDir(node), { CLUSTER_NODE: node, CLUSTER_DIRECTORY: directory, LOG_FORMAT: 'off' })
+  const { root, dataDir, clusterFile, envOf } = routerlessCluster('pfin-move-old-copy-', ['a', 'b'])
   const made = await adminJson(envOf('a'), 'owner', 'create', '--name', 'Mover', '--currency', 'EUR', '--with-key')
   const owner = made.id as string
   const key = (made.key as { key: string }).key

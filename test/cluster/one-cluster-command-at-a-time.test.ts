@@ -1,8 +1,8 @@
 import { afterAll, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { clusterFileWithoutRouter } from '../support/cluster.ts'
-import { admin, adminJson, call, cleanup, integrity, MAIN, processEnv, ROOT, startServer, tempDir } from '../support/processes.ts'
+import { routerlessCluster } from '../support/cluster.ts'
+import { admin, adminJson, call, cleanup, integrity, MAIN, processEnv, ROOT, startServer } from '../support/processes.ts'
 
 /**
  * Two `pfin cluster` commands at once, and one killed mid-move (CONTRACT §31). Pins: a second
@@ -21,12 +21,7 @@ afterAll(cleanup)
 type Directory = { version: number; owners: Record<string, { node: string; epoch: number; frozen?: boolean }> }
 
 test('one cluster command at a time; a move killed mid-way is finished by running it again', async () => {
-  const root = tempDir('pfin-one-command-')
-  const directory = join(root, 'directory.json')
-  const dataDir = (node: string) => join(root, `data-${node}`)
-  for (const node of ['a', 'b', 'c']) mkdirSync(dataDir(node))
-  const clusterFile = clusterFileWithoutRouter(root, directory, { a: dataDir('a'), b: dataDir('b'), c: dataDir('c') })
-  const envOf = (node: string) => processEnv(dataDir(node), { CLUSTER_NODE: node, CLUSTER_DIRECTORY: directory, LOG_FORMAT: 'off' })
+  const { root, directory, dataDir, clusterFile, envOf } = routerlessCluster('pfin-one-command-', ['a', 'b', 'c'])
   const tool = processEnv(root)
   const made = await adminJson(envOf('a'), 'owner', 'create', '--name', 'Mover', '--currency', 'EUR', '--with-key')
   const owner = made.id as string
@@ -92,12 +87,7 @@ test('one cluster command at a time; a move killed mid-way is finished by runnin
 }, 30_000)
 
 test('a move run again over an owner left frozen, failing before its flip, unfreezes it where it was', async () => {
-  const root = tempDir('pfin-resume-fails-')
-  const directory = join(root, 'directory.json')
-  const dataDir = (node: string) => join(root, `data-${node}`)
-  for (const node of ['a', 'b']) mkdirSync(dataDir(node))
-  const clusterFile = clusterFileWithoutRouter(root, directory, { a: dataDir('a'), b: dataDir('b') })
-  const envOf = (node: string) => processEnv(dataDir(node), { CLUSTER_NODE: node, CLUSTER_DIRECTORY: directory, LOG_FORMAT: 'off' })
+  const { root, directory, dataDir, clusterFile, envOf } = routerlessCluster('pfin-resume-fails-', ['a', 'b'])
   const owner = (await adminJson(envOf('a'), 'owner', 'create', '--name', 'Mover', '--currency', 'EUR')).id as string
   await adminJson(envOf('b'), 'owner', 'create', '--name', 'Other', '--currency', 'EUR')
   // Node b cannot take the copy: its tenants folder is a file.

@@ -1,8 +1,8 @@
 import { afterAll, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { haproxyPath, startFront } from '../support/cluster.ts'
-import { adminJson, call, cleanup, type GroupServer, groupGone, integrity, processEnv, startGroupServer, tempDir } from '../support/processes.ts'
+import { haproxyPath, routedCluster, startFront } from '../support/cluster.ts'
+import { adminJson, call, cleanup, type GroupServer, groupGone, integrity, processEnv, startGroupServer } from '../support/processes.ts'
 
 /**
  * Pins: an owner moved onto a node that still holds an old copy of it (a node killed, failed
@@ -25,16 +25,7 @@ afterAll(async () => {
 test.skipIf(!haproxy)(
   "after a failover, a move back onto the node that kept the owner's old copy, log and keys serves the moved data and keys alone",
   async () => {
-    const root = tempDir('pfin-stale-')
-    const directory = join(root, 'directory.json')
-    const socket = join(root, 'haproxy.sock')
-    const map = join(root, 'owners.map')
-    writeFileSync(map, '')
-    const dataDir = (node: string) => join(root, `data-${node}`)
-    const replica = (node: string) => `file://${join(root, 'replicas', node)}`
-    const envOf = (node: string) =>
-      processEnv(dataDir(node), { CLUSTER_NODE: node, CLUSTER_DIRECTORY: directory, CLUSTER_REPLICA: replica(node), LOG_FORMAT: 'off' })
-    for (const node of ['a', 'b']) mkdirSync(dataDir(node), { recursive: true })
+    const { root, directory, socket, map, dataDir, replica, envOf } = routedCluster('pfin-stale-', ['a', 'b'])
     const made = await adminJson(envOf('a'), 'owner', 'create', '--name', 'Mover', '--currency', 'EUR', '--with-key')
     const owner = made.id as string
     const key = (made.key as { key: string }).key

@@ -1,8 +1,8 @@
 import type { Subprocess } from 'bun'
 import { spawnSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { call } from './processes.ts'
+import { call, processEnv, tempDir } from './processes.ts'
 
 /** HAProxy's path, or '' where it is not installed (apt-get install haproxy; .ci/run installs it). */
 export const haproxyPath = spawnSync('sh', ['-c', 'command -v haproxy'], { encoding: 'utf8' }).stdout.trim()
@@ -84,4 +84,46 @@ export function clusterFileWithoutRouter(root: string, directory: string, nodes:
   const entries = Object.entries(nodes).map(([name, dataDir]) => [name, { dataDir, backend: `node_${name}`, replica: null }])
   writeFileSync(path, JSON.stringify({ directory, haproxy: null, nodes: Object.fromEntries(entries) }))
   return path
+}
+
+/**
+ * A cluster without a router in a new temporary folder: each node's DATA_DIR made, the cluster
+ * file written (`clusterFileWithoutRouter`), and each node's environment (CLUSTER_NODE and
+ * CLUSTER_DIRECTORY, the access log off, `extra` on top).
+ */
+export function routerlessCluster(prefix: string, nodes: string[], options: { replicated?: string[] } = {}) {
+  const root = tempDir(prefix)
+  const directory = join(root, 'directory.json')
+  const dataDir = (node: string) => join(root, `data-${node}`)
+  const replica = (node: string) => `file://${join(root, `replica-${node}`)}`
+  for (const node of nodes) mkdirSync(dataDir(node))
+  const clusterFile = clusterFileWithoutRouter(root, directory, Object.fromEntries(nodes.map((node) => [node, dataDir(node)])))
+  // The nodes named in `replicated` name a replica in the cluster file (what a failover restores from).
+  if (options.replicated?.length) {
+    const spec = JSON.parse(readFileSync(clusterFile, 'utf8'))
+    for (const node of options.replicated) spec.nodes[node].replica = replica(node)
+    writeFileSync(clusterFile, JSON.stringify(spec))
+  }
+  const envOf = (node: string, extra: Record<string, string> = {}) =>
+    processEnv(dataDir(node), { CLUSTER_NODE: node, CLUSTER_DIRECTORY: directory, LOG_FORMAT: 'off', ...extra })
+  return { root, directory, dataDir, replica, clusterFile, envOf }
+}
+
+/**
+ * The folders and files of a cluster behind HAProxy in a new temporary folder (for `startFront`):
+ * the directory, the router's socket and (empty) map, each node's DATA_DIR (made for `nodes`) and
+ * replica, and each node's environment with Litestream replicating it.
+ */
+export function routedCluster(prefix: string, nodes: readonly string[]) {
+  const root = tempDir(prefix)
+  const directory = join(root, 'directory.json')
+  const socket = join(root, 'haproxy.sock')
+  const map = join(root, 'owners.map')
+  writeFileSync(map, '')
+  const dataDir = (node: string) => join(root, `data-${node}`)
+  const replica = (node: string) => `file://${join(root, 'replicas', node)}`
+  for (const node of nodes) mkdirSync(dataDir(node), { recursive: true })
+  const envOf = (node: string) =>
+    processEnv(dataDir(node), { CLUSTER_NODE: node, CLUSTER_DIRECTORY: directory, CLUSTER_REPLICA: replica(node), LOG_FORMAT: 'off' })
+  return { root, directory, socket, map, dataDir, replica, envOf }
 }
