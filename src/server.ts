@@ -11,6 +11,7 @@ import { AccessLog } from './platform/access-log.ts'
 import { CHECKED_FILES_LIST, DataDirLock, prepareDir } from './db/data-dir.ts'
 import { unexpectedProblem } from './platform/storage-problem.ts'
 import { TenantRegistry } from './db/tenant/registry.ts'
+import type { Tenant } from './db/tenant/tenant.ts'
 import { purgeTombstones } from './db/tenant/change-log.ts'
 import { mcpEndpoint } from './modules/mcp/endpoint.ts'
 import { oauthEndpoints } from './modules/oauth/endpoints.ts'
@@ -322,7 +323,7 @@ const IDLE_OWNER_MS = 30_000
 function giveBackSpace(platform: Platform): void {
   const control = platform.control.sqlite
   const databases: [string, () => unknown][] = [['control.db', () => tryWithoutWaiting(control, () => giveBackFreePages(control))]]
-  for (const tenant of platform.tenants.openTenants()) databases.push([`owner ${tenant.ownerId}`, () => tenant.giveBackFreePages()])
+  for (const tenant of ownersServed(platform)) databases.push([`owner ${tenant.ownerId}`, () => tenant.giveBackFreePages()])
   for (const [name, giveBack] of databases) {
     try {
       giveBack()
@@ -330,6 +331,39 @@ function giveBackSpace(platform: Platform): void {
       platform.log(`could not give back the free space of ${name}: ${String(error)}`)
     }
   }
+}
+
+/**
+ * The open owners this server may write to now: in a cluster, not those being moved away (their
+ * file is being copied, and the copy is compared with it) nor those placed elsewhere.
+ */
+function ownersServed(platform: Platform): Tenant[] {
+  const cluster = platform.cluster
+  const open = platform.tenants.openTenants()
+  return cluster ? open.filter((tenant) => cluster.serves(tenant.ownerId)) : open
+}
+
+/**
+ * One round of housekeeping: old tombstones and answers out of the owners' files, expired copies,
+ * counters and tokens out of control.db (never waiting for another process's lock on it), and
+ * free pages given back.
+ */
+export function housekeep(platform: Platform): void {
+  try {
+    for (const tenant of ownersServed(platform)) {
+      purgeTombstones(tenant, Date.now() - tenant.tombstoneRetentionMs)
+      platform.idempotency.purgeTenant(tenant)
+    }
+    // Like the write-behind: never held by another process's lock on control.db; a busy round waits for the next.
+    tryWithoutWaiting(platform.control.sqlite, () => {
+      platform.idempotency.purgeCopies()
+      platform.limiter.purge()
+      platform.control.oauth.purge(Date.now())
+    })
+  } catch (error) {
+    platform.log(`idempotency purge failed: ${String(error)}`)
+  }
+  giveBackSpace(platform)
 }
 
 /** Background work: write-behind of counters and last-use times, idempotency purge, resting idle owners. */
@@ -349,23 +383,7 @@ export function startMaintenance(platform: Platform): () => void {
       platform.log(`write-behind failed: ${String(error)}`)
     }
   }
-  const purge = () => {
-    try {
-      for (const tenant of platform.tenants.openTenants()) {
-        purgeTombstones(tenant, Date.now() - tenant.tombstoneRetentionMs)
-        platform.idempotency.purgeTenant(tenant)
-      }
-      // Like the write-behind: never held by another process's lock on control.db; a busy round waits for the next.
-      tryWithoutWaiting(platform.control.sqlite, () => {
-        platform.idempotency.purgeCopies()
-        platform.limiter.purge()
-        platform.control.oauth.purge(Date.now())
-      })
-    } catch (error) {
-      platform.log(`idempotency purge failed: ${String(error)}`)
-    }
-    giveBackSpace(platform)
-  }
+  const purge = () => housekeep(platform)
   const rest = () => {
     for (const { ownerId, error } of platform.tenants.restIdle(IDLE_OWNER_MS)) {
       platform.log(`could not rest the idle database of owner ${ownerId}: ${String(error)}`)
