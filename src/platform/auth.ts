@@ -358,13 +358,13 @@ export class Authenticator {
   }
 }
 
+/** Every argon2 turn is running and the queue is full (`MAX_QUEUED_CHECKS`). */
+class ChecksFull extends Error {}
+
 /**
  * Runs at most `parallel` tasks at once, in arrival order; past `queued` waiting tasks a new one
  * is refused at once. argon2 checks are the one costly thing a client without a key can cause.
  */
-/** Every argon2 turn is running and the queue is full (`MAX_QUEUED_CHECKS`). */
-class ChecksFull extends Error {}
-
 class CheckQueue {
   private running = 0
   private readonly waiting: (() => void)[] = []

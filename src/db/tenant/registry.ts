@@ -48,6 +48,8 @@ export class TenantUnavailableError extends Error {
 export class TenantRegistry {
   private readonly open = new Map<string, Tenant>()
   private readonly checked = new CheckedFiles()
+  /** Where a clean shutdown leaves `checked` for the next server (`keepChecksAcrossRestarts`). */
+  private checksList: string | undefined
   readonly dir: string
   private readonly pragmas: readonly string[]
 
@@ -221,8 +223,6 @@ export class TenantRegistry {
     for (const ownerId of [...this.open.keys()]) this.close(ownerId, true)
     if (this.checksList) this.checked.save(this.checksList)
   }
-
-  private checksList: string | undefined
 
   /**
    * For the server (one per data folder, `DataDirLock`): files the last server checked and closed
