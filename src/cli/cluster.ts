@@ -28,6 +28,9 @@ async function usage(work: () => number | Promise<number>): Promise<number> {
   }
 }
 
+/** What a move or failover says while it runs: on stderr, so --json output stays one object. */
+const progressOnStderr = (message: string) => console.error(`pfin: ${message}`)
+
 const REISSUE =
   "Keys made before pfin could run as a cluster (pfk_key_…) name no owner, so the router cannot send them to their node: `pfin cluster old-keys` lists them; replace each with `pfin key rotate KEY_ID` over its node's data folder (the new key is pfk_own_…, same owner, name and scopes)."
 
@@ -65,7 +68,7 @@ const moveCommand: CommandSpec = {
     'Prints (--json): {"owner", "from", "to", "epoch", "frozenMs", "phases": {"freezeMs", "copyMs", "checkMs", "controlMs", "flipMs"}, "mark", "source"}. While frozen, its requests answer 503 owner_moving with Retry-After: 1. After the flip the source\'s old copy is renamed to <its DATA_DIR>/moved/<owner>.epoch<N>.db ("source"; null: left in place); the source keeps refusing the owner (421).',
   run(s, { flags, positionals: [owner] }) {
     return usage(async () => {
-      const result = await move(spec(flags), owner as string, required(flags, 'to'), (message) => console.error(`pfin: ${message}`), {
+      const result = await move(spec(flags), owner as string, required(flags, 'to'), progressOnStderr, {
         keepSource: flags['keep-source'] === true,
       })
       const p = result.phases
@@ -90,7 +93,7 @@ const failoverCommand: CommandSpec = {
     'Prints (--json): {"node", "owners": [{"owner", "to", "epoch"}]}. Writes acknowledged within the replication interval before the loss may be gone; feed cursors of these owners answer 410.',
   run(s, { flags, positionals: [node] }) {
     return usage(async () => {
-      const result = await failover(spec(flags), node as string, (message) => console.error(`pfin: ${message}`))
+      const result = await failover(spec(flags), node as string, progressOnStderr)
       s.out.result(
         result,
         `Node ${result.node}: ${result.owners.length} owner(s) restored onto ${[...new Set(result.owners.map((o) => o.to))].join(', ') || 'no node'}`,

@@ -336,12 +336,17 @@ async function putSourceAside(node: ClusterNodeSpec, ownerId: string, epoch: num
   if (!(await awaitAck(node, version, RELEASE_TIMEOUT_MS))) return null
   const original = tenantPath(node, ownerId)
   if (!existsSync(original)) return null
-  const folder = join(node.dataDir, 'moved')
-  prepareDir(folder)
-  let aside = join(folder, `${ownerId}.epoch${epoch}.db`)
-  if (existsSync(aside)) aside = join(folder, `${ownerId}.epoch${epoch}.${Date.now()}.db`)
+  let aside = movedPath(node, `${ownerId}.epoch${epoch}.db`)
+  if (existsSync(aside)) aside = movedPath(node, `${ownerId}.epoch${epoch}.${Date.now()}.db`)
   renameSet(original, aside)
   return aside
+}
+
+/** `name` in the node's `moved/` folder, made if it is not there yet. */
+function movedPath(node: ClusterNodeSpec, name: string): string {
+  const folder = join(node.dataDir, 'moved')
+  prepareDir(folder)
+  return join(folder, name)
 }
 
 const SET = ['-wal', '-shm', '']
@@ -361,9 +366,7 @@ function renameSet(from: string, to: string): void {
 function installCopy(node: ClusterNodeSpec, ownerId: string, copy: string, progress: Progress): void {
   const target = tenantPath(node, ownerId)
   if (SET.some((suffix) => existsSync(target + suffix))) {
-    const folder = join(node.dataDir, 'moved')
-    prepareDir(folder)
-    const aside = join(folder, `${ownerId}.found-${Date.now()}.db`)
+    const aside = movedPath(node, `${ownerId}.found-${Date.now()}.db`)
     renameSet(target, aside)
     progress(`an older copy of ${ownerId} was in the way on the new node: kept as ${aside}`)
   }
@@ -520,13 +523,14 @@ async function failoverHeld(spec: ClusterSpec, lostName: string, progress: Progr
       // Writes after the replica's last sync are gone: sync clients start again (410), as after a restore.
       db.run('UPDATE feed_state SET epoch = lower(hex(randomblob(8))) WHERE id = 1')
       db.close()
-      prepareDir(dirname(tenantPath(to, owner)))
+      const partial = `${tenantPath(to, owner)}.moving`
+      prepareDir(dirname(partial))
       // A failover killed part way may have left its copy: VACUUM INTO does not write over a file.
-      rmSync(`${tenantPath(to, owner)}.moving`, { force: true })
-      copyDatabase(restored, `${tenantPath(to, owner)}.moving`)
+      rmSync(partial, { force: true })
+      copyDatabase(restored, partial)
       // Answers are not copied: the owner's file keeps its own, in step with its data (CONTRACT §8).
       copyControlRows(control, join(to.dataDir, 'control.db'), owner, false, toName)
-      installCopy(to, owner, `${tenantPath(to, owner)}.moving`, progress)
+      installCopy(to, owner, partial, progress)
       const epoch = placement.epoch + 1
       changeDirectory(spec, (d) => {
         d.owners[owner] = { node: toName, epoch }
